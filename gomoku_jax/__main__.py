@@ -1,0 +1,5 @@
+import sys
+
+from gomoku_jax.cli import main
+
+sys.exit(main())

@@ -1,0 +1,85 @@
+"""Timing helpers: wall time and process CPU time of compiled calls, and markdown tables."""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+from typing import Any, Callable, Sequence
+
+import jax
+
+
+@dataclasses.dataclass
+class Measurement:
+    """Rates of one benchmarked configuration (medians over repeats)."""
+
+    system: str
+    variant: str
+    batch: int
+    steps_per_call: int
+    compile_s: float
+    wall_s: float  # median wall seconds per call
+    cpu_s: float  # median process CPU seconds per call
+    note: str = ""
+
+    @property
+    def work(self) -> int:
+        return self.batch * self.steps_per_call
+
+    @property
+    def per_wall_s(self) -> float:
+        return self.work / self.wall_s
+
+    @property
+    def per_cpu_s(self) -> float:
+        return self.work / self.cpu_s
+
+
+def time_compiled(fn: Callable, args: Sequence[Any], repeats: int,
+                  thread: Callable[[Any, Sequence[Any]], Sequence[Any]] | None = None
+                  ) -> tuple[float, float, float]:
+    """(compile seconds, median wall s per call, median CPU s per call) of `jax.jit(fn)`.
+
+    Compile time is lowering + compiling, measured apart from the runs. One untimed warm-up
+    call follows. `thread(out, args)` may derive the next call's arguments from the last
+    output (e.g. carry the game states on), so repeats don't replay finished games.
+    """
+    t0 = time.perf_counter()
+    compiled = jax.jit(fn).lower(*args).compile()
+    compile_s = time.perf_counter() - t0
+    out = jax.block_until_ready(compiled(*args))
+    walls, cpus = [], []
+    for _ in range(repeats):
+        if thread is not None:
+            args = thread(out, args)
+        w0, c0 = time.perf_counter(), time.process_time()
+        out = jax.block_until_ready(compiled(*args))
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return compile_s, statistics.median(walls), statistics.median(cpus)
+
+
+def time_python(fn: Callable[[], int], repeats: int) -> tuple[float, float, int]:
+    """(median wall s, median CPU s, work units) of a plain Python callable returning its work."""
+    walls, cpus, work = [], [], 0
+    for _ in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        work = fn()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return statistics.median(walls), statistics.median(cpus), work
+
+
+def fmt_rate(x: float) -> str:
+    if x >= 1e6:
+        return f"{x / 1e6:.2f} M"
+    if x >= 1e3:
+        return f"{x / 1e3:.1f} k"
+    return f"{x:.0f}"
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)

@@ -1,0 +1,41 @@
+"""The `gomoku-jax` command line (also `python -m gomoku_jax`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from gomoku_jax import demo
+    from gomoku_jax.benchmarks import env_throughput
+
+    parser = argparse.ArgumentParser(
+        prog="gomoku-jax",
+        description="gomoku_jax: a JAX-native research platform for Gomoku AI.")
+    parser.add_argument("--no-compilation-cache", action="store_true",
+                        help="don't use JAX's persistent compilation cache")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    bench = sub.add_parser(
+        "bench", help="env throughput vs OpenSpiel and pgx (a markdown table)",
+        description=env_throughput.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    # No persistent cache for the benchmark: its compile column must be real compile time.
+    env_throughput.build_parser(bench).set_defaults(run=env_throughput.main, cache=False)
+    play = sub.add_parser("demo", help="a batch of vmapped random games with a throughput line",
+                          description=demo.__doc__)
+    demo.build_parser(play).set_defaults(run=demo.main, cache=True)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.cache and not args.no_compilation_cache:
+        from gomoku_jax import compilation_cache
+
+        compilation_cache.enable()
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""The env benchmark runs end to end on a tiny configuration and reports sane numbers."""
+
+import json
+
+from gomoku_jax import cli
+from gomoku_jax.benchmarks import env_throughput
+
+
+def test_tiny_run_with_openspiel_reference(tmp_path):
+    results = env_throughput.run_benchmark(
+        board_size=5, batches=[4], steps=3, repeats=1, references=("openspiel",),
+        openspiel_steps=50, log=lambda s: None)
+    systems = {(m.system, m.variant) for m in results}
+    assert ("gomoku_jax", "step") in systems and ("gomoku_jax", "playout") in systems
+    assert any(s.startswith("OpenSpiel") for s, _ in systems)
+    for m in results:
+        assert m.work == m.batch * m.steps_per_call
+        assert m.wall_s > 0 and m.cpu_s >= 0 and m.per_wall_s > 0
+    table = env_throughput.render_table(results, 5)
+    assert table.startswith("| system | variant | batch")
+    assert "x OpenSpiel" in table  # the ratio line for batch 4
+
+
+def test_cli_writes_table_and_json(tmp_path, capsys):
+    out, js = tmp_path / "t.md", tmp_path / "t.json"
+    assert cli.main(["bench", "--board-size", "5", "--batch-sizes", "2", "--steps", "2",
+                     "--repeats", "1", "--references", "none", "--out", str(out),
+                     "--json", str(js)]) == 0
+    assert "| gomoku_jax | playout | 2 |" in out.read_text()
+    rows = json.loads(js.read_text())
+    assert {r["variant"] for r in rows} == {"step", "playout"}

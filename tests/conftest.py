@@ -1,0 +1,66 @@
+"""Shared test set-up: the persistent compilation cache and compiled game functions.
+
+Compiling is most of a JAX test's time on CPU, so every test that plays games goes through
+`compiled(env)`, which jits each function once per env config for the whole session.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import gomoku_jax
+from gomoku_jax import compilation_cache
+from gomoku_jax.game import rules
+
+compilation_cache.enable()
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(env: gomoku_jax.Gomoku) -> types.SimpleNamespace:
+    """Jitted functions of one env, shared by all tests.
+
+    step(state, action) / init(key): single games.
+    play(actions int32[B, T]) -> (states after every move, stacked [T, B] leaves): B games
+      from the empty board (black_player 0), each playing its row of actions in order
+      (a -1 padding action after a game ended is harmless: stepping a terminated state is
+      a no-op).
+    """
+    step = jax.jit(env.step)
+    init = jax.jit(env.init)
+
+    @jax.jit
+    def play(actions):
+        b = actions.shape[0]
+        start = jax.vmap(lambda _: rules.initial_state(env.config, 0))(
+            jnp.arange(b))
+
+        def body(states, a):
+            states = jax.vmap(env.step)(states, a)
+            return states, states
+
+        _, trajectory = jax.lax.scan(body, start, actions.T)
+        return trajectory
+
+    return types.SimpleNamespace(step=step, init=init, play=play)
+
+
+def play_moves(env, moves) -> list:
+    """States after each move of one game (host-side list), via the shared compiled step."""
+    fns = compiled(env)
+    state = rules.initial_state(env.config, 0)
+    out = []
+    for m in moves:
+        state = fns.step(state, np.int32(m))
+        out.append(state)
+    return out
+
+
+@pytest.fixture(scope="session")
+def env15():
+    return gomoku_jax.make("gomoku")
