@@ -16,7 +16,7 @@ import jax
 import numpy as np
 import pytest
 from conftest import compiled
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import gomoku_jax
@@ -41,7 +41,10 @@ SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 # more overlines, shorter games).
 SPREADS = st.sampled_from([0.0, 0.5, 2.0])
 
-SETTINGS = dict(deadline=None, derandomize=True, database=None)
+# Deterministic; no shrinking: a smaller seed is not a simpler batch of games, and a failing
+# example's message already names the game and step.
+SETTINGS = dict(deadline=None, derandomize=True, database=None,
+                phases=(Phase.explicit, Phase.generate))
 
 
 def make_env(cfg) -> gomoku_jax.Gomoku:
