@@ -30,7 +30,7 @@ import numpy as np
 
 import gomoku_jax
 from gomoku_jax.benchmarks.timing import (Measurement, fmt_rate, markdown_table,
-                                          time_compiled, time_python)
+                                          parse_int_list, time_compiled, time_python)
 from gomoku_jax.game.random_play import random_legal_action
 
 DEFAULT_BATCHES = (1, 16, 256, 1024, 4096, 16384)
@@ -201,7 +201,16 @@ def render_table(results: Sequence[Measurement], board_size: int) -> str:
 def describe_machine() -> str:
     devices = ", ".join(sorted({d.device_kind for d in jax.devices()}))
     return (f"jax {jax.__version__} on {jax.default_backend()} ({devices}); "
-            f"{os.cpu_count()} CPU cores; Python {platform.python_version()}")
+            f"{len(os.sched_getaffinity(0))} of {os.cpu_count()} CPU cores in use; "
+            f"Python {platform.python_version()}")
+
+
+def pin_cpus(count: int) -> None:
+    """Restrict this process to `count` of its cores; call before JAX creates its backend."""
+    available = sorted(os.sched_getaffinity(0))
+    if not 1 <= count <= len(available):
+        raise SystemExit(f"error: --cpus must be in 1..{len(available)}, got {count}")
+    os.sched_setaffinity(0, available[:count])
 
 
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
@@ -220,24 +229,17 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                         help="batch sizes for pgx (default: the same as --batch-sizes)")
     parser.add_argument("--openspiel-steps", type=int, default=100_000,
                         help="moves per timed OpenSpiel run (default: %(default)s)")
+    parser.add_argument("--cpus", type=int, default=None,
+                        help="pin the process to this many CPU cores before JAX starts (all "
+                             "systems alike; 1 shows single-thread efficiency per CPU-second)")
     parser.add_argument("--out", default=None, help="also write the markdown table here")
     parser.add_argument("--json", default=None, help="also write raw measurements as JSON")
     return parser
 
 
-def _int_list(text: str, flag: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise SystemExit(f"error: {flag} takes comma-separated positive integers, got {text!r}")
-    if not values or any(v < 1 for v in values):
-        raise SystemExit(f"error: {flag} takes comma-separated positive integers, got {text!r}")
-    return values
-
-
 def main(args: argparse.Namespace) -> int:
-    batches = _int_list(args.batch_sizes, "--batch-sizes")
-    ref_batches = (_int_list(args.reference_batch_sizes, "--reference-batch-sizes")
+    batches = parse_int_list(args.batch_sizes, "--batch-sizes")
+    ref_batches = (parse_int_list(args.reference_batch_sizes, "--reference-batch-sizes")
                    if args.reference_batch_sizes else None)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     bad = [v for v in variants if v not in ("step", "playout")]
@@ -253,6 +255,8 @@ def main(args: argparse.Namespace) -> int:
         gomoku_jax.make("gomoku", board_size=args.board_size)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
+    if args.cpus is not None:
+        pin_cpus(args.cpus)
 
     print(f"# Env throughput, {args.board_size}x{args.board_size} Gomoku ({describe_machine()})",
           flush=True)

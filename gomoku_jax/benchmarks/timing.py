@@ -83,3 +83,14 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def parse_int_list(text: str, flag: str) -> list[int]:
+    """Comma-separated positive ints from a command-line flag, or SystemExit saying so."""
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        values = []
+    if not values or any(v < 1 for v in values):
+        raise SystemExit(f"error: {flag} takes comma-separated positive integers, got {text!r}")
+    return values
