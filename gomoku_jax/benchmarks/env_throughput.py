@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import sys
 import time
@@ -26,11 +24,11 @@ from typing import Callable, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 import gomoku_jax
-from gomoku_jax.benchmarks.timing import (Measurement, fmt_rate, markdown_table,
-                                          parse_int_list, time_compiled, time_python)
+from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rate,
+                                          markdown_table, parse_int_list, setup_run,
+                                          time_compiled, time_python)
 from gomoku_jax.game.random_play import random_legal_action
 
 DEFAULT_BATCHES = (1, 16, 256, 1024, 4096, 16384)
@@ -198,21 +196,6 @@ def render_table(results: Sequence[Measurement], board_size: int) -> str:
     return "\n".join(lines)
 
 
-def describe_machine() -> str:
-    devices = ", ".join(sorted({d.device_kind for d in jax.devices()}))
-    return (f"jax {jax.__version__} on {jax.default_backend()} ({devices}); "
-            f"{len(os.sched_getaffinity(0))} of {os.cpu_count()} CPU cores in use; "
-            f"Python {platform.python_version()}")
-
-
-def pin_cpus(count: int) -> None:
-    """Restrict this process to `count` of its cores; call before JAX creates its backend."""
-    available = sorted(os.sched_getaffinity(0))
-    if not 1 <= count <= len(available):
-        raise SystemExit(f"error: --cpus must be in 1..{len(available)}, got {count}")
-    os.sched_setaffinity(0, available[:count])
-
-
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
     parser = parser or argparse.ArgumentParser(description=__doc__,
                                                formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -251,12 +234,7 @@ def main(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: --references takes openspiel, pgx or none, got {bad}")
     if args.steps < 1 or args.repeats < 1 or args.openspiel_steps < 1:
         raise SystemExit("error: --steps, --repeats and --openspiel-steps must be >= 1")
-    try:
-        gomoku_jax.make("gomoku", board_size=args.board_size)
-    except ValueError as e:
-        raise SystemExit(f"error: {e}")
-    if args.cpus is not None:
-        pin_cpus(args.cpus)
+    setup_run(args.board_size, args.cpus)
 
     print(f"# Env throughput, {args.board_size}x{args.board_size} Gomoku ({describe_machine()})",
           flush=True)

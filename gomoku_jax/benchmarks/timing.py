@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import platform
 import statistics
 import time
 from typing import Any, Callable, Sequence
@@ -94,3 +96,30 @@ def parse_int_list(text: str, flag: str) -> list[int]:
     if not values or any(v < 1 for v in values):
         raise SystemExit(f"error: {flag} takes comma-separated positive integers, got {text!r}")
     return values
+
+
+def describe_machine() -> str:
+    devices = ", ".join(sorted({d.device_kind for d in jax.devices()}))
+    return (f"jax {jax.__version__} on {jax.default_backend()} ({devices}); "
+            f"{len(os.sched_getaffinity(0))} of {os.cpu_count()} CPU cores in use; "
+            f"Python {platform.python_version()}")
+
+
+def pin_cpus(count: int) -> None:
+    """Restrict this process to `count` of its cores; call before JAX creates its backend."""
+    available = sorted(os.sched_getaffinity(0))
+    if not 1 <= count <= len(available):
+        raise SystemExit(f"error: --cpus must be in 1..{len(available)}, got {count}")
+    os.sched_setaffinity(0, available[:count])
+
+
+def setup_run(board_size: int, cpus: int | None) -> None:
+    """Check the board size (SystemExit with the reason) and pin the CPUs if asked."""
+    import gomoku_jax
+
+    try:
+        gomoku_jax.make("gomoku", board_size=board_size)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    if cpus is not None:
+        pin_cpus(cpus)

@@ -6,7 +6,7 @@ host, check everything, and raise a ValueError that says what is wrong and what 
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence, Union
+from typing import Iterable, Sequence, Union
 
 import jax.numpy as jnp
 import numpy as np

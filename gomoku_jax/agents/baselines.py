@@ -1,0 +1,53 @@
+"""Baseline players: uniformly random, and random weighted by the proximity mask."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+from gomoku_jax.agents.base import Agent
+from gomoku_jax.features.proximity import ProximityConfig, proximity_mask
+from gomoku_jax.game.random_play import random_legal_action
+
+
+@dataclasses.dataclass(frozen=True)
+class RandomAgent(Agent):
+    """A uniformly random legal move."""
+
+    name = "random"
+
+    def act(self, params, agent_state, state, key):
+        legal = state.legal_action_mask
+        policy = legal / jnp.sum(legal)
+        return random_legal_action(key, legal), agent_state, {
+            "policy": policy.astype(jnp.float32), "value": jnp.float32(0.0)}
+
+
+@dataclasses.dataclass(frozen=True)
+class ProximityRandomAgent(Agent):
+    """A random legal move drawn with probability proportional to its proximity weight
+    (seed 000: 1 next to a stone, 0.5 two cells away, 0.2 at three, 0.05 beyond; all equal
+    in the opening). With `threshold` > 0: uniform over the cells whose weight reaches it.
+    """
+
+    name = "proximity_random"
+    proximity: ProximityConfig = ProximityConfig()
+    threshold: float = 0.0
+
+    def __post_init__(self):
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"threshold must be in [0, 1], got {self.threshold!r}")
+
+    def act(self, params, agent_state, state, key):
+        legal = state.legal_action_mask
+        weights = proximity_mask(state.board, self.proximity).reshape(-1)
+        if self.threshold > 0:
+            near = legal & (weights >= self.threshold)
+            weights = jnp.where(jnp.any(near), near, legal).astype(jnp.float32)
+        weights = jnp.where(legal, weights, 0.0)
+        weights = jnp.where(jnp.sum(weights) > 0, weights, legal.astype(jnp.float32))
+        policy = weights / jnp.sum(weights)
+        action = jax.random.categorical(key, jnp.log(policy)).astype(jnp.int32)
+        return action, agent_state, {"policy": policy, "value": jnp.float32(0.0)}

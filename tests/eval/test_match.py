@@ -1,0 +1,131 @@
+"""`play_match`: batched games between two agents, black's agent always playing black.
+
+Two deterministic agents (lowest / highest empty cell) make whole games predictable move by
+move; random play checks the general invariants. One compiled match per agent pairing and
+start kind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import pytest
+import jax.numpy as jnp
+import numpy as np
+
+import gomoku_jax
+from gomoku_jax import agents
+from gomoku_jax.agents import Agent
+from gomoku_jax.eval import play_match
+from gomoku_jax.game import winning_colours
+from gomoku_jax.game.state import BLACK, WHITE
+
+N = 9
+ENV = gomoku_jax.make("gomoku", board_size=N)
+CFG = ENV.config
+GAMES = 64
+MATCH = jax.jit(play_match, static_argnums=(0, 1, 2, 4), static_argnames="white_first")
+
+
+@dataclasses.dataclass(frozen=True)
+class EndCell(Agent):
+    """Plays the lowest (or, with `last`, the highest) empty cell: a predictable opponent."""
+
+    name = "end_cell"
+    last: bool = False
+
+    def act(self, params, agent_state, state, key):
+        legal = state.legal_action_mask
+        idx = jnp.arange(legal.shape[-1])
+        action = (jnp.max(jnp.where(legal, idx, -1)) if self.last
+                  else jnp.min(jnp.where(legal, idx, legal.shape[-1])))
+        policy = jax.nn.one_hot(action, legal.shape[-1], dtype=jnp.float32)
+        return action.astype(jnp.int32), agent_state, {"policy": policy,
+                                                        "value": jnp.float32(0.0)}
+
+
+FIRST, LAST = EndCell(last=False), EndCell(last=True)
+RANDOM = agents.make("random")
+
+
+def batch_of(state, count: int):
+    return jax.tree.map(lambda x: jnp.stack([x] * count), state)
+
+
+def expected_board(black_cells, white_cells) -> np.ndarray:
+    board = np.zeros(N * N, np.int8)
+    board[list(black_cells)] = BLACK
+    board[list(white_cells)] = WHITE
+    return board.reshape(N, N)
+
+
+@functools.lru_cache(maxsize=None)
+def random_match(seed: int):
+    """Finals of GAMES random-vs-random games from the empty board."""
+    return jax.device_get(MATCH(ENV, RANDOM, RANDOM, jax.random.key(seed), GAMES))
+
+
+def test_black_agent_moves_first_from_the_empty_board():
+    finals = jax.device_get(MATCH(ENV, FIRST, LAST, jax.random.key(0), 4))
+    # Black takes cells 0, 1, 2, ... and white 80, 79, ...: black's fifth stone wins.
+    board = expected_board(range(5), range(80, 76, -1))
+    for i in range(4):
+        np.testing.assert_array_equal(finals.board[i], board)
+    assert (finals.winner == BLACK).all() and finals.terminated.all()
+    assert (finals.move_count == 9).all()
+
+
+def test_swapping_the_agents_swaps_the_colours():
+    finals = jax.device_get(MATCH(ENV, LAST, FIRST, jax.random.key(0), 4))
+    board = expected_board(range(80, 75, -1), range(4))
+    np.testing.assert_array_equal(finals.board, np.stack([board] * 4))
+    assert (finals.winner == BLACK).all()
+
+
+@pytest.mark.parametrize("white_first", [True, None], ids=["given", "read-from-start"])
+def test_a_start_batch_with_white_to_move_lets_white_move_first(white_first):
+    # One black stone in the centre; white (LAST) moves first: 80, then black (FIRST) 0,
+    # white 79, ... white's fifth stone (76..80) comes before black's.
+    start = ENV.from_board(expected_board([40], []))
+    assert int(start.color) == WHITE
+    finals = jax.device_get(MATCH(ENV, FIRST, LAST, jax.random.key(0), 4,
+                                  start=batch_of(start, 4), white_first=white_first))
+    board = expected_board([40, 0, 1, 2, 3], range(76, 81))
+    np.testing.assert_array_equal(finals.board, np.stack([board] * 4))
+    assert (finals.winner == WHITE).all() and finals.terminated.all()
+    assert (finals.move_count == 10).all()
+
+
+def test_a_start_batch_with_black_to_move_continues_from_it():
+    start = ENV.from_board(expected_board([40], [44]))
+    finals = jax.device_get(MATCH(ENV, FIRST, LAST, jax.random.key(0), 4,
+                                  start=batch_of(start, 4)))
+    board = expected_board([40, 0, 1, 2, 3, 4], [44, 80, 79, 78, 77])
+    np.testing.assert_array_equal(finals.board, np.stack([board] * 4))
+    assert (finals.winner == BLACK).all()
+
+
+def test_random_games_all_end_with_a_winner_that_fits_the_board():
+    finals = random_match(1)
+    assert finals.terminated.all() and finals.board.shape == (GAMES, N, N)
+    for board, winner, count in zip(finals.board, finals.winner, finals.move_count):
+        assert winning_colours(board, CFG) == ({int(winner)} if winner else set())
+        if not winner:
+            assert (board != 0).all()
+        blacks, whites = int(np.sum(board == BLACK)), int(np.sum(board == WHITE))
+        assert count == blacks + whites  # moves after the end changed nothing
+        # Black moved first and the winner's stone came last (a full 9x9 board: black's).
+        assert blacks - whites == (0 if winner == WHITE else 1)
+    assert len(set(finals.winner.tolist())) >= 2  # both colours win some random games
+
+
+def test_random_games_depend_on_the_key_only():
+    a, c = random_match(1), random_match(2)
+    again = jax.device_get(MATCH(ENV, RANDOM, RANDOM, jax.random.key(1), GAMES))
+    np.testing.assert_array_equal(a.board, again.board)
+    np.testing.assert_array_equal(a.winner, again.winner)
+    assert not np.array_equal(a.board, c.board)
+    # Different games within one batch too.
+    assert len({bd.tobytes() for bd in a.board}) == GAMES
