@@ -14,7 +14,7 @@ import gomoku_jax
 from gomoku_jax.game import symmetry
 from gomoku_jax.game.symmetry import NUM_SYMMETRIES
 
-from conftest import compiled, play_moves
+from conftest import play_moves
 
 SIZES = [5, 6, 9, 15]  # 6: an even board, whose centre is not a cell
 ELEMENTS = list(range(NUM_SYMMETRIES))
