@@ -6,11 +6,11 @@ k the same definitions hold with k in place of 5:
 
   FIVE          a winning line through the cell (k or more in a row; exactly k for "exact5")
   OPEN_FOUR     two or more distinct cells of the line would each complete a five next move
-                (the straight four _XXXX_, or two fours sharing the line)
-  FOUR          exactly one such cell (a closed four XXXX| or a broken one XX_XX, X_XXX)
+                (the straight four _xxxx_, or two fours sharing the line)
+  FOUR          exactly one such cell (a closed four xxxx| or a broken one xx_xx, x_xxx)
   OPEN_THREE    one more stone in the line can make a straight four: a (k+1)-window with
                 both ends empty whose inner k-1 cells hold k-2 stones and one empty cell,
-                e.g. _XXX_, _X_XX_ (split threes included)
+                e.g. _xxx_, _x_xx_ (split threes included)
   CLOSED_THREE  a k-window free of opponent stones and edges holding k-2 stones, no open three
   OPEN_TWO      a (k+1)-window with both ends empty whose inner cells hold k-3 stones
   NONE          none of these
