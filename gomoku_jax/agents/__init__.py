@@ -3,12 +3,16 @@
 from gomoku_jax.agents.base import Agent, make_from, play_best
 from gomoku_jax.agents.baselines import ProximityRandomAgent, RandomAgent
 from gomoku_jax.agents.heuristic import HeuristicAgent
+from gomoku_jax.agents.mcts import GumbelAgent, MCTSAgent, PolicyAgent
 
 # One line per algorithm.
 REGISTRY = {
     "random": RandomAgent,
     "proximity_random": ProximityRandomAgent,
     "heuristic": HeuristicAgent,
+    "policy": PolicyAgent,
+    "mcts": MCTSAgent,
+    "gumbel": GumbelAgent,
 }
 
 
@@ -21,5 +25,5 @@ def make(name: str, **config) -> Agent:
     return make_from(REGISTRY, name, **config)
 
 
-__all__ = ["Agent", "HeuristicAgent", "ProximityRandomAgent", "REGISTRY", "RandomAgent", "make",
-           "play_best"]
+__all__ = ["Agent", "GumbelAgent", "HeuristicAgent", "MCTSAgent", "PolicyAgent",
+           "ProximityRandomAgent", "REGISTRY", "RandomAgent", "make", "play_best"]

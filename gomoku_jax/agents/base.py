@@ -43,6 +43,12 @@ class Agent(abc.ABC):
             ) -> tuple[jax.Array, Any, dict[str, jax.Array]]:
         """One move for the side to move of `state` (a single game)."""
 
+    def act_batch(self, params: Any, agent_states: Any, states: State, keys: jax.Array
+                  ) -> tuple[jax.Array, Any, dict[str, jax.Array]]:
+        """`act` over a batch (leading axis on agent_states, states and keys). By default a
+        vmap; agents that are batched by nature (tree search) override it."""
+        return jax.vmap(self.act, in_axes=(None, 0, 0, 0))(params, agent_states, states, keys)
+
 
 def play_best(scores: jax.Array, legal: jax.Array, key: jax.Array
               ) -> tuple[jax.Array, jax.Array]:

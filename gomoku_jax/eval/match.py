@@ -49,9 +49,8 @@ def play_match(env: Gomoku, black: Agent, white: Agent, key: jax.Array, num_game
                     jax.vmap(second.init)(jax.random.split(k_second, num_games)))
 
     def move(agent, params, agent_state, states, k):
-        act = jax.vmap(agent.act, in_axes=(None, 0, 0, 0))
-        actions, agent_state, _ = act(params, agent_state, states,
-                                      jax.random.split(k, num_games))
+        actions, agent_state, _ = agent.act_batch(params, agent_state, states,
+                                                  jax.random.split(k, num_games))
         return jax.vmap(env.step)(states, actions), agent_state
 
     def two_plies(carry, k):
