@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from gomoku_jax.agents.base import Agent
+from gomoku_jax.game.random_play import random_legal_action
 from gomoku_jax.search.evaluators import make_evaluator
 from gomoku_jax.search.mcts import (SearchConfig, evaluate, masked_logits, move_temperature,
                                     search)
@@ -69,8 +70,8 @@ class GumbelAgent(MCTSAgent):
 
 @dataclasses.dataclass(frozen=True)
 class PolicyAgent(_EvaluatorAgent):
-    """The evaluator's prior alone (e.g. a network's policy head): its argmax, or a sample
-    at the search config's move temperature when `sample` is True."""
+    """The evaluator's prior alone (e.g. a network's policy head): its argmax (ties broken at
+    random), or a sample at the search config's move temperature when `sample` is True."""
 
     name = "policy"
     sample: bool = False
@@ -83,7 +84,8 @@ class PolicyAgent(_EvaluatorAgent):
         if self.sample:
             temp = move_temperature(states.move_count, cfg)[:, None]
             action = jax.random.categorical(k_act, logits / temp)
-        else:
-            action = jnp.argmax(logits, axis=-1)
+        else:  # the argmax, ties broken at random
+            best = logits == jnp.max(logits, axis=-1, keepdims=True)
+            action = random_legal_action(k_act, best)
         return action.astype(jnp.int32), agent_states, {
             "policy": jax.nn.softmax(logits), "value": value}
