@@ -10,6 +10,8 @@ from typing import Optional, Sequence
 def build_parser() -> argparse.ArgumentParser:
     from gomoku_jax import demo
     from gomoku_jax.benchmarks import env_throughput
+    from gomoku_jax.io import pbrain
+    from gomoku_jax.eval import arena, tournament
 
     parser = argparse.ArgumentParser(
         prog="gomoku-jax",
@@ -25,6 +27,18 @@ def build_parser() -> argparse.ArgumentParser:
     play = sub.add_parser("demo", help="a batch of vmapped random games with a throughput line",
                           description=demo.__doc__)
     demo.build_parser(play).set_defaults(run=demo.main, cache=True)
+    engine = sub.add_parser(
+        "pbrain", help="a Gomocup (piskvork) engine on stdin/stdout",
+        description=pbrain.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    pbrain.build_parser(engine).set_defaults(run=pbrain.main, cache=True)
+    match = sub.add_parser(
+        "arena", help="agent A vs agent B, every opening with both colours: W/D/L, score, Elo",
+        description=arena.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    arena.build_parser(match).set_defaults(run=arena.main, cache=True)
+    rr = sub.add_parser(
+        "tournament", help="round robin over agent specs: an Elo table (markdown, JSON)",
+        description=tournament.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    tournament.build_parser(rr).set_defaults(run=tournament.main, cache=True)
     return parser
 
 

@@ -6,6 +6,7 @@ Compiling is most of a JAX test's time on CPU, so every test that plays games go
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
 
@@ -16,6 +17,7 @@ import pytest
 
 import gomoku_jax
 from gomoku_jax import compilation_cache
+from gomoku_jax.agents import Agent
 from gomoku_jax.game import rules
 
 compilation_cache.enable()
@@ -64,3 +66,20 @@ def play_moves(env, moves) -> list:
 @pytest.fixture(scope="session")
 def env15():
     return gomoku_jax.make("gomoku")
+
+
+@dataclasses.dataclass(frozen=True)
+class EndCell(Agent):
+    """A predictable test opponent: the lowest (or, with `last`, the highest) empty cell."""
+
+    name = "end_cell"
+    last: bool = False
+
+    def act(self, params, agent_state, state, key):
+        legal = state.legal_action_mask
+        idx = jnp.arange(legal.shape[-1])
+        action = (jnp.max(jnp.where(legal, idx, -1)) if self.last
+                  else jnp.min(jnp.where(legal, idx, legal.shape[-1])))
+        policy = jax.nn.one_hot(action, legal.shape[-1], dtype=jnp.float32)
+        return action.astype(jnp.int32), agent_state, {"policy": policy,
+                                                        "value": jnp.float32(0.0)}

@@ -50,3 +50,105 @@ def test_python_dash_m_entry_point():
     out = subprocess.run([sys.executable, "-m", "gomoku_jax", "--help"], capture_output=True,
                          text=True, check=True).stdout
     assert "usage: gomoku-jax" in out
+
+
+# ------------------------------------------------------------------------ arena, tournament
+
+
+@pytest.mark.parametrize("command, flag", [("arena", "--openings"), ("tournament", "--agents")])
+def test_arena_and_tournament_help(command, flag, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main([command, "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "--board-size" in out and flag in out and "--json" in out
+
+
+def test_arena_end_to_end(tmp_path, capsys):
+    import json
+
+    out = tmp_path / "arena.json"
+    # 7x7, one game per opening and colour: the compilation tests/eval shares.
+    assert cli.main(["arena", "--a", "random", "--b", "proximity_random", "--board-size", "7",
+                     "--games", "10", "--seed", "3", "--per-opening", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert ("random vs proximity_random: 7x7 freestyle Gomoku (k=5), 16 games = 8 openings "
+            "of 3 stones x 2 colours x 1") in text
+    assert "as black" in text and "Elo difference random - proximity_random" in text
+    assert "| opening | moves (offsets) |" in text
+    d = json.loads(out.read_text())
+    assert d["agent_a"] == "random" and d["agent_b"] == "proximity_random"
+    assert d["games"] == 16 == d["wins"] + d["draws"] + d["losses"] and d["seed"] == 3
+    assert d["as_black"]["wins"] + d["as_black"]["draws"] + d["as_black"]["losses"] == 8
+
+
+def test_arena_with_an_openings_file(tmp_path, capsys):
+    openings = tmp_path / "two.txt"
+    openings.write_text("# two stones: black moves next\n0,0 0,1\n0,0 1,1\n")
+    assert cli.main(["arena", "--a", "random", "--b", "random", "--board-size", "5",
+                     "--win-length", "4", "--games", "4", "--openings", str(openings)]) == 0
+    assert "4 games = 2 openings of 2 stones x 2 colours x 1" in capsys.readouterr().out
+
+
+def test_tournament_end_to_end(tmp_path, capsys):
+    import json
+
+    md, js = tmp_path / "table.md", tmp_path / "table.json"
+    assert cli.main(["tournament", "--agents", "random,proximity_random", "--board-size", "7",
+                     "--games", "16", "--anchor", "random", "--out", str(md),
+                     "--json", str(js)]) == 0
+    text = capsys.readouterr().out
+    assert "random vs proximity_random:" in text and "| rank | agent | Elo |" in text
+    assert md.read_text().strip() == text.split("\n\n", 1)[1].strip()
+    d = json.loads(js.read_text())
+    assert d["ratings"]["random"] == 0.0 and d["anchor"] == "random"
+    assert [row["agent"] for row in d["table"]] == sorted(
+        ["random", "proximity_random"], key=lambda a: -d["ratings"][a])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["arena", "--a", "bogus", "--b", "random"], "unknown agent 'bogus'; available:"),
+    (["arena", "--a", "heuristic:speed=2", "--b", "random"],
+     "unknown config for agent 'heuristic': ['speed']; valid fields:"),
+    (["arena", "--a", "heuristic:attack=strong", "--b", "random"],
+     "field 'attack' of agent 'heuristic' takes a float, got 'strong'"),
+    (["arena", "--a", "heuristic:attack", "--b", "random"], "'attack' is not field=value"),
+    (["arena", "--a", ":attack=1", "--b", "random"], "has no agent name"),
+    (["arena", "--a", "random", "--b", "random", "--games", "0"],
+     "number of games must be an int >= 1"),
+    (["arena", "--a", "random", "--b", "random", "--board-size", "3"],
+     "board_size must be an int in 5..19"),
+    (["arena", "--a", "random", "--b", "random", "--rule", "renju"], "rule must be one of"),
+    (["arena", "--a", "random", "--b", "random", "--openings", "/nonexistent/o.txt"],
+     "can't read openings file"),
+    (["tournament", "--agents", "random"], "a tournament needs at least 2 agents"),
+    (["tournament", "--agents", "random,heuristic", "--anchor", "mcts"],
+     "--anchor 'mcts' is not one of the agents"),
+    (["tournament", "--agents", "random,defence=1.2"], "is a field=value with no 'name:'"),
+    (["tournament", "--agents", "random,random"], "'random' is entered twice"),
+])
+def test_arena_and_tournament_bad_flags(argv, message):
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert str(e.value.code).startswith("error: ") and message in str(e.value.code)
+
+
+def test_arena_without_agents_is_an_argparse_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["arena", "--a", "random"])
+    assert e.value.code == 2 and "the following arguments are required: --b" in \
+        capsys.readouterr().err
+
+
+def test_arena_openings_that_do_not_fit_the_board(tmp_path):
+    far = tmp_path / "far.txt"
+    far.write_text("0,0 0,4\n")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["arena", "--a", "random", "--b", "random", "--board-size", "7",
+                  "--openings", str(far)])
+    assert "off the 7x7 board" in str(e.value.code)
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("0,0 0,1\n0,0\n")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["arena", "--a", "random", "--b", "random", "--openings", str(mixed)])
+    assert "same number of stones" in str(e.value.code)

@@ -7,7 +7,6 @@ start kind.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import jax
@@ -16,8 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import gomoku_jax
+from conftest import EndCell
 from gomoku_jax import agents
-from gomoku_jax.agents import Agent
 from gomoku_jax.eval import play_match
 from gomoku_jax.game import winning_colours
 from gomoku_jax.game.state import BLACK, WHITE
@@ -27,23 +26,6 @@ ENV = gomoku_jax.make("gomoku", board_size=N)
 CFG = ENV.config
 GAMES = 64
 MATCH = jax.jit(play_match, static_argnums=(0, 1, 2, 4), static_argnames="white_first")
-
-
-@dataclasses.dataclass(frozen=True)
-class EndCell(Agent):
-    """Plays the lowest (or, with `last`, the highest) empty cell: a predictable opponent."""
-
-    name = "end_cell"
-    last: bool = False
-
-    def act(self, params, agent_state, state, key):
-        legal = state.legal_action_mask
-        idx = jnp.arange(legal.shape[-1])
-        action = (jnp.max(jnp.where(legal, idx, -1)) if self.last
-                  else jnp.min(jnp.where(legal, idx, legal.shape[-1])))
-        policy = jax.nn.one_hot(action, legal.shape[-1], dtype=jnp.float32)
-        return action.astype(jnp.int32), agent_state, {"policy": policy,
-                                                        "value": jnp.float32(0.0)}
 
 
 FIRST, LAST = EndCell(last=False), EndCell(last=True)

@@ -1,0 +1,1 @@
+"""Ways in and out for other programs: the Gomocup (piskvork) engine protocol (`pbrain`)."""

@@ -1,0 +1,600 @@
+"""A Gomocup (piskvork) engine: any registered agent speaking the pbrain protocol on
+stdin / stdout, one command per line, one answer per command.
+
+  START N        board N x N (5..19): compiles and warms up the agent, then `OK`
+  RECTSTART W,H  the same when W == H; rectangular boards are an ERROR
+  RESTART        a new game on the same board: `OK`
+  BEGIN          we play first (black) on the empty board: our move `x,y`
+  TURN X,Y       the opponent played X,Y: our move `x,y`
+  BOARD          then lines `X,Y,FIELD` (1 own stone, 2 opponent's) and `DONE`: the whole
+                 position, and our move; colours follow from the stone counts (equal
+                 counts: we are black)
+  TAKEBACK X,Y   remove the stone on X,Y: `OK`
+  INFO KEY VALUE timeout_turn, timeout_match, time_left (ms), max_memory, game_type, rule,
+                 folder, ...; no answer; unknown keys are ignored
+  ABOUT          name="gomoku_jax", version, author, ...
+  END            exit
+
+Coordinates are `x,y` with x the column and y the row, 0-based (action = y * N + x).
+Commands are matched case-insensitively; blank lines, extra whitespace and Windows line
+endings are ignored.
+
+Answers besides moves: `UNKNOWN <what>` for a command the protocol does not have, and
+`ERROR <reason>` for a line that is malformed or out of order (bad coordinates, a TURN onto
+an occupied cell or before START, a size outside 5..19, a BOARD line that is not X,Y,FIELD,
+a position that is over or whose stone counts don't fit alternating play ...). A line
+answered with ERROR changes nothing (a broken BOARD is discarded: the position before it
+stays), and the engine keeps running. `MESSAGE <text>` lines are information, e.g. about a
+rule that is only approximated.
+
+Rules (INFO rule, a bitmask): 0 freestyle (five or more wins), 1 exact five (overlines
+don't win). Unsupported bits are approximated, with a MESSAGE: renju (4) plays exact five
+without forbidden moves, caro (8) and continuous games (2) play the rule of the other bits;
+a BOARD field 3 (continuous games) is an ERROR.
+
+Time: every move gets min(timeout_turn, time_left / 20 when timeout_match > 0) * 0.8 minus
+50 ms (timeout_turn 0: as fast as possible). Agents with a `num_simulations` field are
+compiled at START in cheaper copies too (1/4, 1/16 of the simulations) and each move uses
+the strongest copy whose measured move time fits; other agents are only timed. Nothing is
+compiled while a move is on the clock, except after an INFO rule that changes the rule
+(compiled when the INFO arrives).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence, TextIO
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import gomoku_jax
+from gomoku_jax import agents
+from gomoku_jax.agents.base import Agent
+from gomoku_jax.game.config import MAX_BOARD_SIZE, MIN_BOARD_SIZE
+from gomoku_jax.game.env import Gomoku
+from gomoku_jax.game.positions import winning_colours
+from gomoku_jax.game.state import BLACK, WHITE
+from gomoku_jax.io.player import TimedPlayer, simulations
+
+OWN, OPPONENT, EMPTY = 1, -1, 0  # the engine's board: our stones vs the opponent's
+FIELDS = {1: OWN, 2: OPPONENT}  # BOARD's FIELD values
+NAME = "gomoku_jax"
+
+# Bits of INFO rule that this engine cannot play exactly, with what it plays instead.
+RULE_BITS = {2: "continuous game", 4: "renju (no forbidden moves here)", 8: "caro"}
+TIME_KEYS = ("timeout_turn", "timeout_match", "time_left")
+INT_KEYS = TIME_KEYS + ("max_memory", "game_type", "rule")
+
+_NUMBER = r"([0-9]{1,4})"
+_XY = re.compile(rf"{_NUMBER}\s*,\s*{_NUMBER}")
+_XY_FIELD = re.compile(rf"{_NUMBER}\s*,\s*{_NUMBER}\s*,\s*{_NUMBER}")
+_SIZE = re.compile(_NUMBER)
+_INT = re.compile(r"[+-]?[0-9]{1,15}")
+
+
+class ProtocolError(Exception):
+    """A line understood but not accepted: answered `ERROR <message>`, state unchanged."""
+
+
+def rule_from_bitmask(mask: int) -> tuple[str, Optional[str]]:
+    """(rule, note) for an INFO rule bitmask: "exact5" when bit 1 (exact five) or bit 4
+    (renju) is set, else "freestyle"; `note` names the bits that are not played exactly
+    (None when all are)."""
+    rule = "exact5" if mask & (1 | 4) else "freestyle"
+    missing = [name for bit, name in RULE_BITS.items() if mask & bit]
+    if mask & ~15:
+        missing.append(f"unknown bits {mask & ~15}")
+    note = None if not missing else (f"rule {mask}: {', '.join(missing)} not supported; "
+                                     f"playing {rule}")
+    return rule, note
+
+
+def _quote(text: str, limit: int = 40) -> str:
+    return ascii(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _line(kind: str, text: str) -> str:
+    """`KIND text` on one printable ASCII line."""
+    text = " ".join(str(text).split()).encode("ascii", "backslashreplace").decode("ascii")
+    return f"{kind} {text or '-'}"
+
+
+@dataclasses.dataclass
+class _Pending:
+    """A BOARD being received: stones so far and the last stone listed of each side."""
+
+    board: np.ndarray
+    last: dict
+
+
+class PbrainEngine:
+    """The protocol as a state machine: `handle(line) -> output lines`; `run(stdin, stdout)`
+    is the loop the `pbrain` subcommand runs.
+
+    Args:
+      agent: an `Agent`, or a registry name built with `agent_config`.
+      agent_config: config fields for a registry name.
+      params: the agent's parameters (None for agents without networks).
+      rule: the rule until an INFO rule says otherwise ("freestyle" or "exact5").
+      win_length: stones in a row that win (5 in Gomocup).
+      seed: seeds the agent's random keys.
+      levels: how many variants (see `player.variants`) to compile for agents with
+        `num_simulations`.
+      safety, margin_s, match_divisor: the move budget is min(timeout_turn, time_left /
+        match_divisor if timeout_match > 0) * safety - margin_s.
+      verbose: a MESSAGE line with the agent's value and move time before every move.
+      clock: seconds as a float (for tests).
+
+    Attributes (read them, don't write them): `size` (None before START), `rule`,
+    `board` (int8[N, N] indexed [y, x]: +1 ours, -1 the opponent's, 0 empty), `info` (INFO
+    values as given), `limits` (the integer ones), `ended`, `moves_computed` (agent calls),
+    `last_move` (a dict about the latest move).
+    """
+
+    def __init__(self, agent: Agent | str = "heuristic", agent_config: Optional[dict] = None, *,
+                 params: Any = None, rule: str = "freestyle", win_length: int = 5,
+                 seed: int = 0, levels: int = 3, safety: float = 0.8, margin_s: float = 0.05,
+                 match_divisor: float = 20.0, verbose: bool = False,
+                 clock: Callable[[], float] = time.perf_counter):
+        if isinstance(agent, str):
+            agent = agents.make(agent, **(agent_config or {}))
+        elif agent_config:
+            raise ValueError("agent_config goes with an agent name, not an Agent instance")
+        Gomoku(MIN_BOARD_SIZE, min(win_length, MIN_BOARD_SIZE), rule)  # validates the rule
+        self.agent = agent
+        self.player = TimedPlayer(agent, params, levels=levels, clock=clock)
+        self.win_length = win_length
+        self.safety, self.margin_s, self.match_divisor = safety, margin_s, match_divisor
+        self.verbose = verbose
+        self._base_key = jax.random.key(seed)
+        self._draws = 0
+        self.rule = rule
+        self.size: Optional[int] = None
+        self.env: Optional[Gomoku] = None
+        self.board: Optional[np.ndarray] = None
+        self._last: dict = {OWN: None, OPPONENT: None}
+        self._pending: Optional[_Pending] = None
+        self._agent_state: Any = None
+        self.info: dict[str, str] = {}
+        self.limits: dict[str, int] = {}
+        self.ended = False
+        self.moves_computed = 0
+        self.last_move: Optional[dict] = None
+        self._handlers = {
+            "START": self._start, "RECTSTART": self._rectstart, "RESTART": self._restart,
+            "BEGIN": self._begin, "TURN": self._turn, "BOARD": self._board,
+            "DONE": self._done_outside, "TAKEBACK": self._takeback, "INFO": self._info,
+            "ABOUT": self._about, "END": self._end,
+        }
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self, stdin: TextIO, stdout: TextIO) -> int:
+        """Answer lines from `stdin` on `stdout` until END or end of input; returns 0."""
+        while not self.ended:
+            line = stdin.readline()
+            if not line:
+                break
+            out = self.handle(line)
+            if out:
+                stdout.write("".join(o + "\n" for o in out))
+                stdout.flush()
+        return 0
+
+    def handle(self, line: str) -> list[str]:
+        """The answer lines to one input line (none for INFO, BOARD lines, blank lines).
+        Never raises: a failure is an `ERROR` line and leaves the engine as it was."""
+        if self.ended:
+            return []
+        text = line.strip()
+        if not text:
+            return []
+        in_board = self._pending is not None
+        keeps_board = in_board and text.split(None, 1)[0].upper() == "INFO"
+        saved = self._snapshot()
+        try:
+            return self._board_line(text) if in_board and not keeps_board else self._command(text)
+        except ProtocolError as e:
+            message = str(e)
+        except Exception as e:  # a bug: say so, and stay usable
+            message = f"internal error ({type(e).__name__}: {e}); nothing changed"
+            keeps_board = False
+        self._restore(saved)
+        if in_board and not keeps_board:
+            self._pending = None
+            if "BOARD" not in message:
+                message += "; the BOARD was discarded"
+        return [_line("ERROR", message)]
+
+    # ------------------------------------------------------------------ commands
+
+    def _command(self, text: str) -> list[str]:
+        parts = text.split(None, 1)
+        word, arg = parts[0].upper(), (parts[1].strip() if len(parts) > 1 else "")
+        handler = self._handlers.get(word)
+        if handler is None:
+            if _XY_FIELD.fullmatch(text):
+                raise ProtocolError(f"{_quote(text)}: an X,Y,FIELD line outside BOARD ... DONE")
+            return [_line("UNKNOWN", f"command {_quote(parts[0])}")]
+        return handler(arg)
+
+    def _start(self, arg: str) -> list[str]:
+        if not _SIZE.fullmatch(arg):
+            raise ProtocolError(f"START expects a board size N in {MIN_BOARD_SIZE}.."
+                                f"{MAX_BOARD_SIZE}, got {_quote(arg)}")
+        return self._new_game(int(arg))
+
+    def _rectstart(self, arg: str) -> list[str]:
+        m = _XY.fullmatch(arg)
+        if m is None:
+            raise ProtocolError(f"RECTSTART expects W,H, got {_quote(arg)}")
+        width, height = map(int, m.groups())
+        if width != height:
+            raise ProtocolError(f"rectangular boards ({width}x{height}) are not supported; "
+                                f"use START N with N in {MIN_BOARD_SIZE}..{MAX_BOARD_SIZE}")
+        return self._new_game(width)
+
+    def _new_game(self, n: int) -> list[str]:
+        if not MIN_BOARD_SIZE <= n <= MAX_BOARD_SIZE:
+            raise ProtocolError(f"board size {n} is not supported (START N with N in "
+                                f"{MIN_BOARD_SIZE}..{MAX_BOARD_SIZE})")
+        if self.win_length > n:
+            raise ProtocolError(f"board size {n} is smaller than the win length "
+                                f"{self.win_length}")
+        env = Gomoku(n, self.win_length, self.rule)
+        self.player.prepare(env, self._next_key())  # compile + warm up before OK
+        self.env, self.size = env, n
+        self.board = np.zeros((n, n), np.int8)
+        self._reset_position_memory()
+        return ["OK"]
+
+    def _restart(self, arg: str) -> list[str]:
+        self._require_start("RESTART")
+        self._no_argument("RESTART", arg)
+        self.board[:] = EMPTY
+        self._reset_position_memory()
+        return ["OK"]
+
+    def _begin(self, arg: str) -> list[str]:
+        self._require_start("BEGIN")
+        self._no_argument("BEGIN", arg)
+        stones = int(np.count_nonzero(self.board))
+        if stones:
+            raise ProtocolError(f"BEGIN needs an empty board, this one has {stones} stones "
+                                f"(RESTART first, or continue with TURN / BOARD)")
+        return self._play()
+
+    def _turn(self, arg: str) -> list[str]:
+        self._require_start("TURN")
+        x, y = self._cell("TURN", arg)
+        if self.board[y, x] != EMPTY:
+            owner = "ours" if self.board[y, x] == OWN else "the opponent's"
+            raise ProtocolError(f"TURN {x},{y}: that cell is occupied ({owner})")
+        self.board[y, x] = OPPONENT
+        self._last[OPPONENT] = y * self.size + x
+        return self._play()
+
+    def _board(self, arg: str) -> list[str]:
+        self._require_start("BOARD")
+        self._no_argument("BOARD", arg)
+        self._pending = _Pending(np.zeros_like(self.board), {OWN: None, OPPONENT: None})
+        return []
+
+    def _done_outside(self, arg: str) -> list[str]:
+        raise ProtocolError("DONE without BOARD")
+
+    def _takeback(self, arg: str) -> list[str]:
+        self._require_start("TAKEBACK")
+        x, y = self._cell("TAKEBACK", arg)
+        owner = int(self.board[y, x])
+        if owner == EMPTY:
+            raise ProtocolError(f"TAKEBACK {x},{y}: that cell is empty")
+        self.board[y, x] = EMPTY
+        if self._last[owner] == y * self.size + x:
+            self._last[owner] = None
+        self._agent_state = self.agent.init(self._next_key())
+        return ["OK"]
+
+    def _info(self, arg: str) -> list[str]:
+        parts = arg.split(None, 1)
+        if not parts:
+            raise ProtocolError("INFO expects a key and a value, e.g. INFO timeout_turn 5000")
+        key, value = parts[0].lower(), (parts[1].strip() if len(parts) > 1 else "")
+        out: list[str] = []
+        if key in INT_KEYS:
+            if not _INT.fullmatch(value):
+                raise ProtocolError(f"INFO {key} expects an integer, got {_quote(value)}")
+            number = int(value)
+            if number < 0 and key != "time_left":  # time_left may run below zero
+                raise ProtocolError(f"INFO {key} must be >= 0, got {number}")
+            if key == "rule":
+                out = self._set_rule(number)
+            self.limits[key] = max(number, 0)
+        self.info[key] = value
+        return out
+
+    def _set_rule(self, mask: int) -> list[str]:
+        rule, note = rule_from_bitmask(mask)
+        if rule != self.rule:
+            self.rule = rule
+            if self.size is not None:  # compile now, not on the next move's clock
+                self.env = Gomoku(self.size, self.win_length, rule)
+                self.player.prepare(self.env, self._next_key())
+        return [] if note is None else [_line("MESSAGE", note)]
+
+    def _about(self, arg: str) -> list[str]:
+        self._no_argument("ABOUT", arg)
+        sims = simulations(self.agent)
+        agent = self.agent.name + (f" {sims} simulations" if sims is not None else "")
+        return [f'name="{NAME}", version="{gomoku_jax.__version__}", '
+                f'author="gomoku_jax developers", country="-", agent="{agent}"']
+
+    def _end(self, arg: str) -> list[str]:
+        self.ended = True  # END always ends, whatever follows it on the line
+        return []
+
+    # ------------------------------------------------------------------ BOARD mode
+
+    def _board_line(self, text: str) -> list[str]:
+        word = text.split(None, 1)[0].upper()
+        if word == "DONE" and text.upper() == "DONE":
+            return self._done()
+        if word == "END":
+            return self._end("")
+        m = _XY_FIELD.fullmatch(text)
+        if m is None:
+            raise ProtocolError(f"after BOARD: expected X,Y,FIELD or DONE, got {_quote(text)}; "
+                                f"the BOARD was discarded (the line was not executed)")
+        x, y, field = map(int, m.groups())
+        n = self.size
+        if x >= n or y >= n:
+            raise ProtocolError(f"BOARD stone {x},{y} is off the {n}x{n} board (x and y in "
+                                f"0..{n - 1}); the BOARD was discarded")
+        if field not in FIELDS:
+            what = ("field 3 (continuous games) is not supported" if field == 3
+                    else f"field {field} must be 1 (own) or 2 (opponent)")
+            raise ProtocolError(f"BOARD stone {x},{y}: {what}; the BOARD was discarded")
+        pending = self._pending
+        if pending.board[y, x] != EMPTY:
+            raise ProtocolError(f"BOARD lists {x},{y} twice; the BOARD was discarded")
+        pending.board[y, x] = FIELDS[field]
+        pending.last[FIELDS[field]] = y * n + x
+        return []
+
+    def _done(self) -> list[str]:
+        pending, self._pending = self._pending, None
+        self.board, self._last = pending.board, pending.last
+        self._agent_state = self.agent.init(self._next_key())
+        try:
+            return self._play()
+        except ProtocolError as e:
+            raise ProtocolError(f"BOARD position not accepted, the previous one stays: {e}")
+
+    # ------------------------------------------------------------------ moving
+
+    def move_budget_s(self) -> Optional[float]:
+        """Seconds the next move may take (None: no limit known)."""
+        limits = []
+        if "timeout_turn" in self.limits:
+            limits.append(self.limits["timeout_turn"] / 1000)
+        if self.limits.get("timeout_match", 0) > 0 and "time_left" in self.limits:
+            limits.append(self.limits["time_left"] / 1000 / self.match_divisor)
+        if not limits:
+            return None
+        return max(0.0, min(limits) * self.safety - self.margin_s)
+
+    def _play(self) -> list[str]:
+        """Our move on `self.board` (us to move), or a ProtocolError saying why not."""
+        board, n = self.board, self.size
+        own, opp = int(np.sum(board == OWN)), int(np.sum(board == OPPONENT))
+        if own == opp:
+            colour = BLACK
+        elif opp == own + 1:
+            colour = WHITE
+        else:
+            raise ProtocolError(
+                f"the stone counts don't fit alternating play: {own} own and {opp} opponent "
+                f"stones with us to move (we need as many as the opponent, or one fewer)")
+        absolute = (board * colour).astype(np.int8)  # +1 black, -1 white
+        winners = winning_colours(absolute, self.env.config)
+        if winners:
+            who = ("both sides have" if len(winners) == 2 else
+                   "we have" if colour in winners else "the opponent has")
+            raise ProtocolError(f"the game is over: {who} a winning line ({self.rule}); "
+                                f"no move to make")
+        if own + opp == n * n:
+            raise ProtocolError("the board is full (a draw); no move to make")
+        try:
+            state = self.env.from_board(absolute)
+        except ValueError as e:
+            raise ProtocolError(f"position not accepted: {e}") from None
+        mine, theirs = self._last[OWN], self._last[OPPONENT]
+        black_last, white_last = (mine, theirs) if colour == BLACK else (theirs, mine)
+        state = state.replace(last_moves=jnp.asarray(
+            [-1 if a is None else a for a in (black_last, white_last)], jnp.int32))
+
+        budget = self.move_budget_s()
+        played = self.player.move(state, self._agent_state, self._next_key(), budget)
+        self.moves_computed += 1
+        out = []
+        action = played.action
+        if not 0 <= action < n * n or board.flat[action] != EMPTY:
+            fallback = _nearest_empty_to_centre(board)
+            out.append(_line("MESSAGE", f"agent {self.agent.name} chose illegal action "
+                                        f"{action}; playing {fallback % n},{fallback // n}"))
+            action = fallback
+        row, col = divmod(action, n)
+        if board[row, col] != EMPTY:  # unreachable by construction; never print such a move
+            raise ProtocolError(f"refusing to play the occupied cell {col},{row}")
+        board[row, col] = OWN
+        self._last[OWN] = action
+        self._agent_state = played.agent_state
+        variant = self.player.variants[played.variant]
+        value = float(played.info["value"]) if "value" in played.info else 0.0
+        self.last_move = {"x": col, "y": row, "action": action, "seconds": played.seconds,
+                          "budget_s": budget, "variant": played.variant,
+                          "num_simulations": simulations(variant), "value": value}
+        if self.verbose:
+            sims = simulations(variant)
+            out.append(_line("MESSAGE", f"value {value:+.3f}, {played.seconds * 1000:.0f} ms"
+                                        + (f", {sims} simulations" if sims else "")))
+        out.append(f"{col},{row}")
+        return out
+
+    # ------------------------------------------------------------------ helpers
+
+    def _require_start(self, command: str) -> None:
+        if self.size is None:
+            raise ProtocolError(f"{command} before START: no board yet")
+
+    @staticmethod
+    def _no_argument(command: str, arg: str) -> None:
+        if arg:
+            raise ProtocolError(f"{command} takes no argument, got {_quote(arg)}")
+
+    def _cell(self, command: str, arg: str) -> tuple[int, int]:
+        m = _XY.fullmatch(arg)
+        if m is None:
+            raise ProtocolError(f"{command} expects X,Y (two integers from 0, x the column), "
+                                f"got {_quote(arg)}")
+        x, y = map(int, m.groups())
+        n = self.size
+        if x >= n or y >= n:
+            raise ProtocolError(f"{command} {x},{y} is off the {n}x{n} board (x and y in "
+                                f"0..{n - 1})")
+        return x, y
+
+    def _next_key(self) -> jax.Array:
+        self._draws += 1
+        return jax.random.fold_in(self._base_key, self._draws)
+
+    def _reset_position_memory(self) -> None:
+        self._last = {OWN: None, OPPONENT: None}
+        self._pending = None
+        self._agent_state = self.agent.init(self._next_key())
+
+    def _snapshot(self) -> tuple:
+        pending = self._pending and _Pending(self._pending.board.copy(),
+                                             dict(self._pending.last))
+        board = None if self.board is None else self.board.copy()
+        return (self.size, self.env, self.rule, board, dict(self._last), pending,
+                self._agent_state, dict(self.info), dict(self.limits), self.ended)
+
+    def _restore(self, saved: tuple) -> None:
+        (self.size, self.env, self.rule, self.board, self._last, self._pending,
+         self._agent_state, self.info, self.limits, self.ended) = saved
+
+
+def _nearest_empty_to_centre(board: np.ndarray) -> int:
+    n = board.shape[0]
+    rows, cols = np.indices(board.shape)
+    distance = np.maximum(abs(rows - (n - 1) / 2), abs(cols - (n - 1) / 2))
+    distance = np.where(board == EMPTY, distance, np.inf).reshape(-1)
+    return int(np.argmin(distance))
+
+
+# ---------------------------------------------------------------------- command line
+
+def parse_agent_config(name: str, pairs: Sequence[str]) -> dict:
+    """{field: value} from `KEY=VALUE` strings for registered agent `name`. Values are
+    converted to the type of the field's default (bool, int, float, str); fields that are
+    nested configs can't be set here.
+
+    Raises:
+      ValueError: an unknown agent or field, a malformed pair or an unconvertible value.
+    """
+    if name not in agents.REGISTRY:
+        raise ValueError(f"unknown agent {name!r}; available: {sorted(agents.REGISTRY)}")
+    fields = {f.name: f for f in dataclasses.fields(agents.REGISTRY[name])}
+    config = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not sep or not key:
+            raise ValueError(f"--agent-config takes KEY=VALUE, got {pair!r}")
+        if key not in fields:
+            raise ValueError(f"unknown config for agent {name!r}: {key!r}; valid fields: "
+                             f"{sorted(fields) or 'none'}")
+        config[key] = _convert(name, key, raw, fields[key])
+    return config
+
+
+def _convert(agent: str, key: str, raw: str, field: dataclasses.Field) -> Any:
+    default = field.default
+    if default is dataclasses.MISSING and field.default_factory is not dataclasses.MISSING:
+        default = field.default_factory()
+    what = f"--agent-config {key}={raw!r} for agent {agent!r}"
+    if dataclasses.is_dataclass(default):
+        raise ValueError(f"{what}: {key} is a nested config ({type(default).__name__}); it "
+                         f"can't be set from the command line")
+    try:
+        if isinstance(default, bool):
+            lowered = raw.lower()
+            if lowered not in ("true", "false", "1", "0"):
+                raise ValueError
+            return lowered in ("true", "1")
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        if isinstance(default, str):
+            return raw
+    except ValueError:
+        raise ValueError(f"{what}: expected a {type(default).__name__}") from None
+    try:
+        return ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return raw
+
+
+def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--agent", default="heuristic", choices=sorted(agents.REGISTRY),
+                        help="the registered agent that plays (default: heuristic)")
+    parser.add_argument("--agent-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="an agent config field, e.g. defence=1.2 (repeatable)")
+    parser.add_argument("--checkpoint", metavar="PATH",
+                        help="network parameters for the agent; no agent in this version has "
+                             "a network, so any checkpoint is refused with an error")
+    parser.add_argument("--rule", default="freestyle", choices=["freestyle", "exact5"],
+                        help="the rule until the manager sends INFO rule")
+    parser.add_argument("--seed", type=int, default=0, help="seeds the agent's random keys")
+    parser.add_argument("--levels", type=int, default=3,
+                        help="cheaper variants (1/4, 1/16 ... of num_simulations) compiled "
+                             "for time control, for agents that search")
+    parser.add_argument("--verbose", action="store_true",
+                        help="a MESSAGE with the agent's value and move time before each move")
+    return parser
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.checkpoint is not None:
+        path = Path(args.checkpoint)
+        if not path.exists():
+            raise SystemExit(f"error: --checkpoint {path}: no such file or directory")
+        raise SystemExit(f"error: --checkpoint {path}: no agent in this version loads network "
+                         f"parameters (there are no trained networks yet); leave --checkpoint "
+                         f"out")
+    if args.levels < 1:
+        raise SystemExit(f"error: --levels must be >= 1, got {args.levels}")
+    try:
+        config = parse_agent_config(args.agent, args.agent_config)
+        engine = PbrainEngine(args.agent, config, rule=args.rule, seed=args.seed,
+                              levels=args.levels, verbose=args.verbose)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    for stream in (sys.stdin, sys.stdout):
+        if hasattr(stream, "reconfigure"):  # undecodable bytes must not end the engine
+            stream.reconfigure(errors="replace")
+    try:
+        return engine.run(sys.stdin, sys.stdout)
+    except BrokenPipeError:  # the manager went away
+        return 0

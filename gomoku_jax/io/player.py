@@ -1,0 +1,160 @@
+"""A compiled agent that plays one move at a time under a clock (for protocol engines).
+
+`TimedPlayer(agent)` holds one jitted `act` per *variant* of the agent, strongest first:
+the agent itself and, when it has a `num_simulations` field, cheaper copies of it made with
+`dataclasses.replace` (a quarter, a sixteenth ... of the simulations; see `variants`).
+
+    player = TimedPlayer(agents.make("heuristic"))
+    player.prepare(env, key)                 # compile + time one warm move per variant
+    played = player.move(state, agent_state, key, budget_s=0.5)
+
+`prepare` compiles every variant for a game config and measures one warm move of each, so
+that no compilation ever happens while a move is on the clock. `move` plays with the
+strongest variant whose estimated move time fits `budget_s` (the cheapest one when none
+does; all of them when `budget_s` is None) and refreshes that variant's estimate with the
+time the move took. Agents without `num_simulations` have a single variant whose time is
+only measured: there is nothing to scale.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from typing import Any, Callable, NamedTuple, Optional, Sequence
+
+import jax
+import numpy as np
+
+from gomoku_jax.agents.base import Agent
+from gomoku_jax.game.config import GameConfig
+from gomoku_jax.game.env import Gomoku
+from gomoku_jax.game.state import State
+
+SIMULATIONS_FIELD = "num_simulations"
+
+
+def variants(agent: Agent, levels: int = 3, factor: int = 4) -> tuple[Agent, ...]:
+    """`agent` and up to `levels - 1` cheaper copies of it, strongest first.
+
+    The hook for time control: an agent whose dataclass has a `num_simulations` field gets
+    copies with `num_simulations // factor`, `// factor**2`, ... (each at least 1; a copy
+    the agent's own validation rejects ends the list). Any other agent is its only variant.
+    """
+    if levels < 1 or factor < 2:
+        raise ValueError(f"need levels >= 1 and factor >= 2, got {levels} and {factor}")
+    if SIMULATIONS_FIELD not in {f.name for f in dataclasses.fields(agent)}:
+        return (agent,)
+    out = [agent]
+    sims = int(getattr(agent, SIMULATIONS_FIELD))
+    while len(out) < levels and sims // factor >= 1:
+        sims //= factor
+        try:
+            out.append(dataclasses.replace(agent, **{SIMULATIONS_FIELD: sims}))
+        except ValueError:
+            break
+    return tuple(out)
+
+
+def simulations(agent: Agent) -> Optional[int]:
+    """The agent's `num_simulations`, or None when it has no such field."""
+    value = getattr(agent, SIMULATIONS_FIELD, None)
+    return None if value is None else int(value)
+
+
+def choose_variant(estimates_s: Sequence[float], budget_s: Optional[float]) -> int:
+    """Index of the first (strongest) variant whose estimated seconds fit `budget_s`; the
+    last (cheapest) when none does; 0 when there is no budget (None)."""
+    if budget_s is None:
+        return 0
+    for i, seconds in enumerate(estimates_s):
+        if seconds <= budget_s:
+            return i
+    return len(estimates_s) - 1
+
+
+@functools.lru_cache(maxsize=64)
+def _jitted_act(agent: Agent) -> Callable:
+    # Keyed on the (frozen, hashable) agent, so engines in one process share compilations.
+    return jax.jit(agent.act)
+
+
+def jitted_act(agent: Agent) -> Callable:
+    """`jax.jit(agent.act)`, shared between equal agents when the agent is hashable."""
+    try:
+        return _jitted_act(agent)
+    except TypeError:  # an unhashable config field
+        return jax.jit(agent.act)
+
+
+class Played(NamedTuple):
+    """What `TimedPlayer.move` returns."""
+
+    action: int  # as the agent chose it (the caller checks legality)
+    agent_state: Any
+    info: dict
+    seconds: float  # wall time of the move, transfer of the action included
+    variant: int  # index into `TimedPlayer.variants`
+
+
+class TimedPlayer:
+    """Compiled variants of one agent with per-config move-time estimates.
+
+    Args:
+      agent: any registered agent (see `gomoku_jax.agents`).
+      params: the agent's learned parameters (None for the fixed agents).
+      levels: how many variants to compile when the agent has `num_simulations`.
+      clock: seconds as a float (injectable for tests).
+      smoothing: weight of the newest measured time in a variant's running estimate.
+    """
+
+    def __init__(self, agent: Agent, params: Any = None, *, levels: int = 3,
+                 clock: Callable[[], float] = time.perf_counter, smoothing: float = 0.5):
+        self.agent = agent
+        self.params = params
+        self.variants = variants(agent, levels)
+        self._acts = [jitted_act(v) for v in self.variants]
+        self._clock = clock
+        self._smoothing = smoothing
+        self._estimates: dict[GameConfig, list[float]] = {}
+
+    def prepared(self, config: GameConfig) -> bool:
+        return config in self._estimates
+
+    def estimates(self, config: GameConfig) -> list[float]:
+        """Estimated seconds per move of each variant for `config` (after `prepare`)."""
+        return list(self._estimates[config])
+
+    def prepare(self, env: Gomoku, key: jax.Array) -> list[float]:
+        """Compile every variant for `env`'s config (once) and time one warm move of each
+        on the empty board; returns the estimates in seconds."""
+        if env.config not in self._estimates:
+            n = env.board_size
+            state = env.from_board(np.zeros((n, n), np.int8))
+            agent_state = self.agent.init(key)
+            times = []
+            for act in self._acts:
+                jax.block_until_ready(act(self.params, agent_state, state, key))  # compile
+                start = self._clock()
+                jax.block_until_ready(act(self.params, agent_state, state, key))
+                times.append(self._clock() - start)
+            self._estimates[env.config] = times
+        return self.estimates(env.config)
+
+    def move(self, state: State, agent_state: Any, key: jax.Array,
+             budget_s: Optional[float] = None) -> Played:
+        """One move for the side to move of `state` with the strongest variant that fits
+        `budget_s` seconds (see `choose_variant`). Compiles first if `state.config` was not
+        prepared (avoid that on the clock: call `prepare` ahead)."""
+        config = state.config
+        if config not in self._estimates:
+            self.prepare(Gomoku.from_config(config), key)
+        estimates = self._estimates[config]
+        index = choose_variant(estimates, budget_s)
+        start = self._clock()
+        action, agent_state, info = self._acts[index](self.params, agent_state, state, key)
+        action = int(action)  # blocks until the move is computed
+        seconds = self._clock() - start
+        w = self._smoothing
+        estimates[index] = (1 - w) * estimates[index] + w * seconds
+        return Played(action, agent_state, info, seconds, index)

@@ -1,0 +1,153 @@
+"""The arena: A vs B from openings with both colours, tallied with an Elo difference.
+
+Deterministic agents (lowest / highest empty cell) make whole matches predictable; the
+heuristic against random shows a real strength gap. Each agent pairing and batch size is
+compiled once (`arena.compiled_match` caches it), so the tests share compilations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import gomoku_jax
+from conftest import EndCell
+from gomoku_jax.agents import Agent
+from gomoku_jax import agents
+from gomoku_jax.eval import arena, run_match
+from gomoku_jax.eval.openings import DEFAULT_OPENINGS
+
+ENV7 = gomoku_jax.make("gomoku", board_size=7)
+TWO_STONES = (((0, 0), (0, 1)), ((0, 0), (1, 1)))  # black to move after them
+
+
+@dataclasses.dataclass(frozen=True)
+class Preference(Agent):
+    """Plays the legal cell of highest `params` (float32[N*N]): the params choose the moves."""
+
+    name = "preference"
+
+    def act(self, params, agent_state, state, key):
+        legal = state.legal_action_mask
+        action = jnp.argmax(jnp.where(legal, params, -jnp.inf)).astype(jnp.int32)
+        return action, agent_state, {"policy": jax.nn.one_hot(action, legal.shape[-1]),
+                                     "value": jnp.float32(0.0)}
+
+
+FIRST, LAST = EndCell(last=False), EndCell(last=True)
+
+
+@functools.lru_cache(maxsize=None)
+def heuristic_vs_random(seed: int) -> arena.MatchResult:
+    # 7x7, one game per opening and colour: the same compilation as test_tournament's.
+    return run_match(ENV7, agents.make("heuristic"), agents.make("random"),
+                     jax.random.key(seed), 1)
+
+
+@functools.lru_cache(maxsize=None)
+def random_vs_proximity(seed: int) -> arena.MatchResult:
+    return run_match(ENV7, agents.make("random"), agents.make("proximity_random"),
+                     jax.random.key(seed), 1)
+
+
+def test_heuristic_beats_random():
+    r = heuristic_vs_random(0)
+    assert r.games == 16 and r.wins + r.draws + r.losses == 16
+    assert r.as_black.games == r.as_white.games == 8
+    assert r.score > 0.9 and r.elo.diff > 0 and r.elo.lower > 0
+    assert r.as_black.score >= 0.75 and r.as_white.score >= 0.75
+    assert (r.agent_a, r.agent_b) == ("heuristic", "random")
+    assert r.openings == DEFAULT_OPENINGS and len(r.per_opening) == 8
+    assert all(b.games == w.games == 1 for b, w in r.per_opening)
+    assert sum((b + w for b, w in r.per_opening), arena.Record()) == r.record
+    assert 8 < r.mean_length <= 49
+
+
+def test_colours_swap_and_the_side_to_move_after_the_opening_moves_first():
+    # After 3 stones white moves first. FIRST fills row 0 from the left, LAST row 6 from the
+    # right; whoever moves first completes five first. So A = FIRST loses every game as
+    # black (B, white, moves first) and wins every game as white.
+    r = run_match(ENV7, FIRST, LAST, jax.random.key(0), 3)
+    assert r.as_black == arena.Record(0, 0, 24) and r.as_white == arena.Record(24, 0, 0)
+    assert all(b == arena.Record(0, 0, 3) and w == arena.Record(3, 0, 0)
+               for b, w in r.per_opening)
+    assert r.score == 0.5 and r.elo.diff == 0.0
+    assert r.mean_length == 3 + 9  # the opening, then 5 moves of the winner, 4 of the loser
+    # After 2 stones black moves first and wins.
+    r = run_match(ENV7, FIRST, LAST, jax.random.key(0), 3, TWO_STONES)
+    assert r.as_black == arena.Record(6, 0, 0) and r.as_white == arena.Record(0, 0, 6)
+    assert r.mean_length == 2 + 9
+
+
+def test_params_follow_their_agent_across_colours():
+    # One agent class for both sides; params make A play like FIRST and B like LAST, so the
+    # result must equal FIRST vs LAST's.
+    cells = jnp.arange(ENV7.num_actions, dtype=jnp.float32)
+    r = run_match(ENV7, Preference(), Preference(), jax.random.key(0), 3,
+                  params_a=-cells, params_b=cells)
+    assert r.as_black == arena.Record(0, 0, 24) and r.as_white == arena.Record(24, 0, 0)
+    r = run_match(ENV7, Preference(), Preference(), jax.random.key(0), 3,
+                  params_a=cells, params_b=-cells)
+    assert r.as_black == arena.Record(0, 0, 24) and r.as_white == arena.Record(24, 0, 0)
+    assert (r.agent_a, r.agent_b) == ("preference", "preference")
+
+
+def test_results_depend_on_the_seed_only():
+    a = random_vs_proximity(0)
+    again = run_match(ENV7, agents.make("random"), agents.make("proximity_random"),
+                      jax.random.key(0), 1)
+    assert again == a and again.to_dict() == a.to_dict()
+    other = random_vs_proximity(1)
+    assert other.to_dict() != a.to_dict()
+    assert a.games == other.games == 16
+
+
+def test_compiled_once_per_pairing_and_batch():
+    random_vs_proximity(0)
+    before = arena.compiled_match.cache_info()
+    run_match(ENV7, agents.make("random"), agents.make("proximity_random"),
+              jax.random.key(5), 1)
+    after = arena.compiled_match.cache_info()
+    assert after.hits == before.hits + 2 and after.misses == before.misses
+
+
+def test_to_dict_and_summary():
+    r = heuristic_vs_random(0)
+    d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+    assert d["games"] == 16 and d["wins"] == r.wins and d["score"] == r.score
+    assert d["game"] == {"board_size": 7, "win_length": 5, "rule": "freestyle"}
+    assert d["as_black"]["wins"] + d["as_white"]["wins"] == r.wins
+    assert len(d["openings"]) == 8 and d["openings"][0]["moves"] == [[0, 0], [-1, 0], [1, 2]]
+    assert set(d["elo"]) >= {"diff", "lower", "upper", "margin", "score_stderr"}
+    text = r.summary()
+    assert "heuristic vs random: 7x7 freestyle Gomoku (k=5), 16 games = 8 openings of 3 " \
+           "stones x 2 colours x 1" in text
+    assert f"as black {r.as_black} (W-D-L), as white {r.as_white}" in text
+    table = r.per_opening_table()
+    assert table.count("\n") == 2 + 8 - 1 and "| 0 | 0,0 -1,0 1,2 |" in table
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="games_per_opening_colour must be an int >= 1"):
+        run_match(ENV7, FIRST, LAST, jax.random.key(0), 0)
+    with pytest.raises(ValueError, match="off the 5x5 board"):
+        run_match(gomoku_jax.make("gomoku", board_size=5), FIRST, LAST, jax.random.key(0), 1,
+                  [[(0, 0), (3, 0)]])
+    with pytest.raises(ValueError, match="same number of stones"):
+        run_match(ENV7, FIRST, LAST, jax.random.key(0), 1, [[(0, 0)], [(0, 0), (1, 1)]])
+
+
+@pytest.mark.parametrize("total, openings, expected", [(64, 8, 4), (65, 8, 5), (1, 8, 1),
+                                                       (16, 1, 8)])
+def test_total_games_round_up_to_both_colours_of_every_opening(total, openings, expected):
+    assert arena.per_opening_colour(total, openings) == expected
+
+
+def test_total_games_must_be_positive():
+    with pytest.raises(ValueError, match="number of games must be an int >= 1"):
+        arena.per_opening_colour(0, 8)

@@ -1,0 +1,565 @@
+"""The Gomocup (piskvork) engine: scripted sessions, malformed lines, time-control hook,
+a seeded fuzz run, the command line and an end-to-end subprocess session."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import itertools
+import random
+import re
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from gomoku_jax import cli
+from gomoku_jax.agents.base import Agent
+from gomoku_jax.game.config import GameConfig
+from gomoku_jax.game.positions import winning_colours
+from gomoku_jax.game.random_play import random_legal_action
+from gomoku_jax.io import pbrain
+from gomoku_jax.io.pbrain import OPPONENT, OWN, PbrainEngine, rule_from_bitmask
+from gomoku_jax.io.player import TimedPlayer, choose_variant, variants
+
+MOVE = re.compile(r"([0-9]{1,2}),([0-9]{1,2})")
+ALLOWED = re.compile(r'OK|[0-9]{1,2},[0-9]{1,2}|(ERROR|UNKNOWN|MESSAGE|DEBUG) [!-~][ -~]*'
+                     r'|name="gomoku_jax", [ -~]*')
+
+
+def send(engine: PbrainEngine, *lines: str) -> list[str]:
+    """All output lines for `lines`, each checked to be one of the protocol's forms."""
+    out = []
+    for line in lines:
+        for o in engine.handle(line):
+            assert ALLOWED.fullmatch(o), (line, o)
+            out.append(o)
+    return out
+
+
+def move_of(out: list[str]) -> tuple[int, int]:
+    assert out and MOVE.fullmatch(out[-1]), out
+    x, y = map(int, out[-1].split(","))
+    return x, y
+
+
+def free_cell(engine: PbrainEngine) -> tuple[int, int]:
+    """(x, y) of the first empty cell in reading order."""
+    y, x = map(int, np.argwhere(engine.board == 0)[0])
+    return x, y
+
+
+def board_from(n: int, stones) -> np.ndarray:
+    board = np.zeros((n, n), np.int8)
+    for x, y, field in stones:
+        board[y, x] = OWN if field == 1 else OPPONENT
+    return board
+
+
+def assert_fair_position(board: np.ndarray, rule: str) -> None:
+    """`board` (ours +1, theirs -1, us to move) is one where moving is legal: counts fit
+    alternating play, nobody has a winning line, and a cell is empty."""
+    own, opp = int(np.sum(board == OWN)), int(np.sum(board == OPPONENT))
+    assert own == opp or opp == own + 1, (own, opp)
+    colour = 1 if own == opp else -1
+    config = GameConfig(board.shape[0], 5, rule)
+    assert not winning_colours((board * colour).astype(np.int8), config)
+    assert own + opp < board.size
+
+
+@pytest.fixture()
+def heuristic15():
+    engine = PbrainEngine("heuristic")
+    assert send(engine, "START 15") == ["OK"]
+    return engine
+
+
+@pytest.fixture()
+def random7():
+    engine = PbrainEngine("random", seed=1)
+    assert send(engine, "START 7") == ["OK"]
+    return engine
+
+
+# ------------------------------------------------------------------ scripted sessions
+
+def test_begin_turn_session(heuristic15):
+    e = heuristic15
+    x, y = move_of(send(e, "BEGIN"))
+    assert e.board[y, x] == OWN and np.count_nonzero(e.board) == 1
+    opponent = [(a, b) for a in (6, 7, 8) for b in (6, 7, 8)]
+    for tx, ty in opponent[:4]:
+        if e.board[ty, tx]:
+            continue
+        before = e.board.copy()
+        x, y = move_of(send(e, f"TURN {tx},{ty}"))
+        assert before[y, x] == 0 and (x, y) != (tx, ty)
+        assert e.board[ty, tx] == OPPONENT and e.board[y, x] == OWN
+        assert np.count_nonzero(e.board) == np.count_nonzero(before) + 2
+    about = send(e, "ABOUT")
+    assert len(about) == 1 and about[0].startswith('name="gomoku_jax", version="')
+    assert send(e, "END") == [] and e.ended
+    assert send(e, "BEGIN") == []  # nothing after END
+
+
+def test_heuristic_completes_five_with_x_as_column(heuristic15):
+    """Own four in row y=2 (x = 3..6): the only wins are x=2 or x=7 on that row."""
+    e = heuristic15
+    stones = [(x, 2, 1) for x in range(3, 7)] + [(10, 10, 2), (10, 12, 2), (12, 10, 2),
+                                                   (12, 12, 2)]
+    out = send(e, "BOARD", *(f"{x},{y},{f}" for x, y, f in stones), "DONE")
+    assert move_of(out) in {(2, 2), (7, 2)}
+    err = send(e, "TURN 0,0")
+    assert len(err) == 1 and err[0].startswith("ERROR the game is over: we have")
+    assert e.board[0, 0] == 0  # the erroneous TURN left no stone
+
+
+def test_heuristic_blocks_opponent_four_with_fields_mapped(heuristic15):
+    """Opponent (field 2) four in column x=9 (y = 5..8), we are white to move: block it."""
+    e = heuristic15
+    stones = [(9, y, 2) for y in range(5, 9)] + [(0, 14, 1), (2, 14, 1), (4, 14, 1)]
+    out = send(e, "BOARD", *(f"{x},{y},{f}" for x, y, f in stones), "DONE")
+    assert move_of(out) in {(9, 4), (9, 9)}
+
+
+def test_board_near_edges_and_corners():
+    e = PbrainEngine("random")
+    assert send(e, "START 19") == ["OK"]
+    stones = [(0, 0, 1), (18, 0, 2), (0, 18, 2), (18, 18, 1), (9, 0, 1), (0, 9, 2),
+              (18, 9, 1), (9, 18, 2)]
+    out = send(e, "BOARD", *(f"{x},{y},{f}" for x, y, f in stones), "DONE")
+    x, y = move_of(out)
+    expected = board_from(19, stones)
+    assert expected[y, x] == 0
+    expected[y, x] = OWN
+    np.testing.assert_array_equal(e.board, expected)  # [y, x]: x is the column
+    assert e.board[0, 18] == OPPONENT and e.board[18, 0] == OPPONENT
+
+
+def test_board_size_5_game_to_the_end():
+    e = PbrainEngine("random", seed=3)
+    assert send(e, "START 5") == ["OK"]
+    rng = random.Random(0)
+    x, y = move_of(send(e, "BEGIN"))
+    moves = 1
+    while True:
+        empty = [(c, r) for r in range(5) for c in range(5) if e.board[r, c] == 0]
+        if not empty:
+            break
+        tx, ty = rng.choice(empty)
+        before = e.board.copy()
+        out = send(e, f"TURN {tx},{ty}")
+        if out[0].startswith("ERROR"):  # the game is over (a five, or a full board)
+            assert "over" in out[0] or "full" in out[0]
+            np.testing.assert_array_equal(e.board, before)
+            break
+        x, y = move_of(out)
+        position = e.board.copy()
+        position[y, x] = 0
+        assert before[y, x] == 0 and (x, y) != (tx, ty)
+        assert_fair_position(position, "freestyle")
+        moves += 1
+    assert moves >= 3
+
+
+def test_takeback_restart_and_turn_again(random7):
+    e = random7
+    x, y = move_of(send(e, "TURN 3,3"))
+    assert send(e, "TAKEBACK 3,3") == ["OK"] and e.board[3, 3] == 0
+    assert send(e, f"TAKEBACK {x},{y}") == ["OK"] and not e.board.any()
+    out = send(e, "TAKEBACK 3,3")
+    assert len(out) == 1 and out[0].startswith("ERROR TAKEBACK 3,3: that cell is empty")
+    x2, y2 = move_of(send(e, "TURN 3,3"))
+    assert e.board[3, 3] == OPPONENT and e.board[y2, x2] == OWN
+    assert send(e, "RESTART") == ["OK"] and not e.board.any()
+    move_of(send(e, "BEGIN"))
+
+
+def test_info_lines_are_stored_silently(random7):
+    e = random7
+    assert send(e, "INFO timeout_turn 5000", "INFO timeout_match 180000",
+                "INFO time_left 90000", "INFO max_memory 83886080", "INFO game_type 1",
+                "INFO folder C:\\tmp", "INFO some_future_key 42", "info TIMEOUT_TURN 4000") == []
+    assert e.limits["timeout_turn"] == 4000 and e.limits["time_left"] == 90000
+    assert e.info["folder"] == "C:\\tmp" and e.info["some_future_key"] == "42"
+    assert e.move_budget_s() == pytest.approx(min(4.0, 90.0 / 20) * 0.8 - 0.05)
+    out = send(e, "INFO timeout_turn soon")
+    assert len(out) == 1 and out[0].startswith("ERROR INFO timeout_turn expects an integer")
+    assert e.limits["timeout_turn"] == 4000
+    assert send(e, "INFO timeout_match 0") == []
+    assert e.move_budget_s() == pytest.approx(4.0 * 0.8 - 0.05)  # no match clock any more
+    assert send(e, "INFO time_left -300") == [] and e.limits["time_left"] == 0
+
+
+def test_rule_exact5_via_info(random7):
+    """An opponent six in a row ends a freestyle game but not an exact-five one."""
+    e = random7
+    stones = [(x, 0, 2) for x in range(6)] + [(0, 2, 1), (2, 2, 1), (4, 2, 1), (6, 2, 1),
+                                                (0, 4, 1), (2, 4, 1)]
+    lines = ["BOARD", *(f"{x},{y},{f}" for x, y, f in stones), "DONE"]
+    out = send(e, *lines)
+    assert len(out) == 1 and "the game is over: the opponent has a winning line" in out[0]
+    assert not e.board.any()  # the refused BOARD left the previous (empty) position
+    assert send(e, "INFO rule 1") == [] and e.rule == "exact5"
+    assert e.player.prepared(GameConfig(7, 5, "exact5"))  # compiled when the INFO came
+    x, y = move_of(send(e, *lines))
+    assert board_from(7, stones)[y, x] == 0
+    assert send(e, "INFO rule 0") == [] and e.rule == "freestyle"
+    out = send(e, "INFO rule 4")
+    assert e.rule == "exact5" and out[0].startswith("MESSAGE rule 4: renju")
+
+
+def test_rule_bitmask_mapping():
+    assert rule_from_bitmask(0) == ("freestyle", None)
+    assert rule_from_bitmask(1) == ("exact5", None)
+    assert rule_from_bitmask(4)[0] == "exact5" and "renju" in rule_from_bitmask(4)[1]
+    rule, note = rule_from_bitmask(2 | 8)
+    assert rule == "freestyle" and "continuous" in note and "caro" in note
+    assert "unknown bits 16" in rule_from_bitmask(17)[1]
+
+
+def test_lowercase_whitespace_and_windows_line_endings(random7):
+    e = random7
+    assert send(e, "", "   ", "\r\n", "\t") == []
+    x, y = move_of(send(e, "  turn   3 , 4 \r\n"))
+    assert e.board[4, 3] == OPPONENT and e.board[y, x] == OWN
+    assert send(e, "restart\r\n") == ["OK"]
+    move_of(send(e, "board\r\n", " 1,1,1 \r\n", "2, 2, 2\r\n", "done\r\n"))
+    assert e.board[1, 1] == OWN and e.board[2, 2] == OPPONENT
+
+
+# ------------------------------------------------------------------ malformed lines
+
+@pytest.mark.parametrize("lines, reason", [
+    (["TURN a,b"], "TURN expects X,Y"),
+    (["TURN 99,99"], "off the 7x7 board"),
+    (["TURN 7,0"], "off the 7x7 board"),
+    (["TURN -1,3"], "TURN expects X,Y"),
+    (["TURN 3,4,5"], "TURN expects X,Y"),
+    (["TURN"], "TURN expects X,Y"),
+    (["TURN 1,1", "TURN 1,1"], "that cell is occupied"),
+    (["START 4"], "board size 4 is not supported"),
+    (["START 20"], "board size 20 is not supported"),
+    (["START x"], "START expects a board size"),
+    (["START"], "START expects a board size"),
+    (["RECTSTART 7,9"], "rectangular boards"),
+    (["BOARD", "1,1,1", "TURN 2,2"], "after BOARD: expected X,Y,FIELD or DONE"),
+    (["BOARD", "1,1,1", "1,1,2"], "BOARD lists 1,1 twice"),
+    (["BOARD", "9,1,1"], "off the 7x7 board"),
+    (["BOARD", "1,1,3"], "field 3 (continuous games) is not supported"),
+    (["BOARD", "1,1,1", "2,2,1", "DONE"], "stone counts don't fit"),
+    (["DONE"], "DONE without BOARD"),
+    (["1,2,1"], "outside BOARD"),
+    (["TURN 3,3", "BEGIN"], "BEGIN needs an empty board"),
+    (["RESTART now"], "RESTART takes no argument"),
+    (["TAKEBACK 2"], "TAKEBACK expects X,Y"),
+    (["INFO"], "INFO expects a key and a value"),
+    (["INFO rule -1"], "must be >= 0"),
+])
+def test_malformed_lines_answer_error_and_engine_keeps_working(random7, lines, reason):
+    e = random7
+    outputs = [e.handle(line) for line in lines]
+    last = outputs[-1]
+    assert len(last) == 1 and last[0].startswith("ERROR ") and reason in last[0], last
+    assert ALLOWED.fullmatch(last[0])
+    # still working: a fresh game plays normally
+    assert send(e, "RESTART") == ["OK"]
+    x, y = move_of(send(e, "TURN 0,0"))
+    assert (x, y) != (0, 0) and e.board[y, x] == OWN
+
+
+def test_an_error_changes_nothing(random7):
+    e = random7
+    move_of(send(e, "TURN 3,3"))
+    board = e.board.copy()
+    ex, ey = free_cell(e)
+    for line in ["TURN 3,3", "TURN a,b", "BEGIN", f"TAKEBACK {ex},{ey}", "START 30", "DONE",
+                 "BOARD", "0,0,1", "oops", "BOARD", "0,0,1", "0,0,2"]:
+        send(e, line)
+        np.testing.assert_array_equal(e.board, board)
+    assert e.size == 7 and e._pending is None
+
+
+def test_board_without_done_then_command_is_error_and_not_executed(random7):
+    e = random7
+    out = send(e, "BOARD", "0,0,2", "TURN 3,3")
+    assert len(out) == 1 and out[0].startswith("ERROR after BOARD") and "not executed" in out[0]
+    assert not e.board.any()  # neither the BOARD nor the TURN took effect
+    assert send(e, "5,5,1")[0].startswith("ERROR")  # board mode was left
+    move_of(send(e, "TURN 3,3"))
+
+
+def test_info_inside_board_keeps_board_mode(random7):
+    e = random7
+    out = send(e, "BOARD", "0,0,2", "INFO time_left 1000", "INFO timeout_turn x", "1,1,1",
+               "2,2,2", "DONE")
+    assert out[0].startswith("ERROR INFO timeout_turn")
+    x, y = move_of(out)
+    assert e.board[0, 0] == OPPONENT and e.board[1, 1] == OWN and e.board[2, 2] == OPPONENT
+    assert e.limits["time_left"] == 1000
+
+
+@pytest.mark.parametrize("line", ["TURN 3,3", "BEGIN", "BOARD", "RESTART", "TAKEBACK 1,1"])
+def test_commands_before_start(line):
+    e = PbrainEngine("random")
+    out = send(e, line)
+    assert len(out) == 1 and "before START" in out[0] and out[0].startswith("ERROR")
+    assert send(e, "ABOUT")[0].startswith('name="gomoku_jax"')
+    assert send(e, "FOO 1,2") == ["UNKNOWN command 'FOO'"]
+
+
+def test_run_loop_reads_until_end():
+    stdin = io.StringIO("START 7\r\nBEGIN\r\nFOO\r\nEND\r\nBEGIN\r\n")
+    stdout = io.StringIO()
+    e = PbrainEngine("random")
+    assert e.run(stdin, stdout) == 0
+    lines = stdout.getvalue().splitlines()
+    assert lines[0] == "OK" and MOVE.fullmatch(lines[1]) and lines[2].startswith("UNKNOWN")
+    assert len(lines) == 3 and stdin.readline() == "BEGIN\r\n"  # END stopped the loop
+
+
+# ------------------------------------------------------------------ time control hook
+
+@dataclasses.dataclass(frozen=True)
+class SimulatingAgent(Agent):
+    """A stand-in for a search agent: `num_simulations` rounds of busy work, a random legal
+    move, and its simulation count reported as `value` so tests see which variant ran."""
+
+    name = "simulating"
+    num_simulations: int = 64
+
+    def act(self, params, agent_state, state, key):
+        legal = state.legal_action_mask
+        work = jax.lax.fori_loop(0, self.num_simulations, lambda i, a: a + jnp.sin(a),
+                                 jnp.float32(1.0))
+        value = jnp.where(jnp.isfinite(work), jnp.float32(self.num_simulations), 0.0)
+        return random_legal_action(key, legal), agent_state, {
+            "policy": legal / jnp.sum(legal), "value": value}
+
+
+@dataclasses.dataclass(frozen=True)
+class CornerAgent(Agent):
+    """Always answers action 0 (the corner), legal or not."""
+
+    name = "corner"
+
+    def act(self, params, agent_state, state, key):
+        legal = state.legal_action_mask
+        return jnp.int32(0), agent_state, {"policy": legal / jnp.sum(legal),
+                                           "value": jnp.float32(0.0)}
+
+
+def test_variants_and_choice():
+    assert [v.num_simulations for v in variants(SimulatingAgent(64))] == [64, 16, 4]
+    assert [v.num_simulations for v in variants(SimulatingAgent(5))] == [5, 1]
+    assert [v.num_simulations for v in variants(SimulatingAgent(64), levels=1)] == [64]
+    assert variants(CornerAgent()) == (CornerAgent(),)
+    assert choose_variant([3.0, 1.0, 0.2], None) == 0
+    assert choose_variant([3.0, 1.0, 0.2], 5.0) == 0
+    assert choose_variant([3.0, 1.0, 0.2], 1.5) == 1
+    assert choose_variant([3.0, 1.0, 0.2], 0.0) == 2
+
+
+def test_time_budget_picks_cheaper_variants_without_compiling_on_the_clock():
+    ticks = itertools.count()  # a clock on which every move takes one second
+    e = PbrainEngine(SimulatingAgent(64), clock=lambda: float(next(ticks)))
+    assert send(e, "START 7") == ["OK"]
+    player: TimedPlayer = e.player
+    assert [v.num_simulations for v in player.variants] == [64, 16, 4]
+    compiled = [act._cache_size() for act in player._acts]
+    assert all(c >= 1 for c in compiled)
+    move_of(send(e, "BEGIN"))  # no limits known: full strength
+    assert e.last_move["num_simulations"] == 64 and e.last_move["value"] == 64
+    assert e.last_move["budget_s"] is None
+    send(e, "INFO timeout_turn 0")  # as fast as possible
+    move_of(send(e, "TURN {},{}".format(*free_cell(e))))
+    assert e.last_move["num_simulations"] == 4 and e.last_move["value"] == 4
+    send(e, "INFO timeout_turn 100000000")
+    move_of(send(e, "TURN {},{}".format(*free_cell(e))))
+    assert e.last_move["num_simulations"] == 64
+    send(e, "INFO timeout_match 1000000", "INFO time_left 10")  # the match clock is short
+    move_of(send(e, "TURN {},{}".format(*free_cell(e))))
+    assert e.last_move["num_simulations"] == 4 and e.last_move["budget_s"] == 0.0
+    assert [act._cache_size() for act in player._acts] == compiled
+
+
+def test_illegal_agent_move_is_never_played():
+    e = PbrainEngine(CornerAgent())
+    assert send(e, "START 5") == ["OK"]
+    out = send(e, "BEGIN")
+    assert out == ["0,0"]
+    out = send(e, "TURN 1,1")
+    assert out[0].startswith("MESSAGE agent corner chose illegal action 0")
+    assert out[-1] == "2,2" and e.board[2, 2] == OWN  # the empty cell nearest the centre
+
+
+# ------------------------------------------------------------------ fuzzing
+
+def _fuzz_lines(rng: random.Random, sizes: list[int]) -> list[str]:
+    """One random line, or a BOARD block (sometimes corrupted by a random line)."""
+    n = rng.choice(sizes)
+    if rng.random() < 0.06:
+        cells = rng.sample([(x, y) for x in range(n) for y in range(n)], rng.randrange(2 * n))
+        lines = ["BOARD"] + [f"{x},{y},{1 + i % 2 if rng.random() < 0.95 else 2 - i % 2}"
+                             for i, (x, y) in enumerate(cells)] + ["DONE"]
+        if rng.random() < 0.3:
+            lines.insert(rng.randrange(1, len(lines)), _fuzz_line(rng, sizes))
+        return lines
+    return [_fuzz_line(rng, sizes)]
+
+
+def _fuzz_line(rng: random.Random, sizes: list[int]) -> str:
+    n = rng.choice(sizes)
+    coord = lambda: (rng.randrange(n) if rng.random() < 0.8 else
+                     rng.choice([rng.randrange(n + 3), -1, 99, "a", "", " 1"]))
+    kind = rng.random()
+    if kind < 0.30:
+        line = f"TURN {coord()},{coord()}"
+    elif kind < 0.45:
+        line = f"{coord()},{coord()},{rng.choice([1, 2, 2, 1, 3, 0, 'x'])}"
+    elif kind < 0.50:
+        line = rng.choice(["BOARD", "DONE"])
+    elif kind < 0.55:
+        line = rng.choice(["RESTART", "BEGIN", "ABOUT"])
+    elif kind < 0.58:
+        line = f"START {rng.choice(sizes + [4, 20, 0, 'x', '', '15 15', '-5'])}"
+    elif kind < 0.63:
+        line = f"TAKEBACK {coord()},{coord()}"
+    elif kind < 0.70:
+        key = rng.choice(["timeout_turn", "timeout_match", "time_left", "rule", "max_memory",
+                          "game_type", "folder", "evaluate", "zzz", ""])
+        value = rng.choice(["0", "1", "4", "1000", "-7", "abc", "", "99999999999999999999"])
+        line = f"INFO {key} {value}"
+    elif kind < 0.75:
+        line = rng.choice(["RECTSTART 7,7", "RECTSTART 5,9", "SWAP2BOARD", "PLAY 1,1",
+                           "SUGGEST 1,1", "TURN", "BOARD 1", "DONE DONE"])
+    elif kind < 0.90:
+        alphabet = "TURNBOADESI,0123456789 \t-xé\x00\x7f"
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 20)))
+    else:
+        line = rng.choice(["", "   ", "x" * 5000, "TURN " + "9" * 300 + ",1", "\u2603",
+                           "turn 1,1", "Begin", "  restart  "])
+    if rng.random() < 0.3:
+        line = line.lower()
+    if line.split() and line.split()[0].upper() == "END":  # END would end the run
+        line = "N" + line
+    return line + rng.choice(["", "\n", "\r\n", "  "])
+
+
+def fuzz(engine: PbrainEngine, sizes: list[int], steps: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    counts = {"move": 0, "ERROR": 0, "UNKNOWN": 0, "OK": 0}
+    board_lines: list[tuple[int, int, int]] = []
+    lines: list[str] = []
+    for step in range(steps):
+        if not lines:
+            lines = _fuzz_lines(rng, sizes) if step % 200 else [f"START {sizes[0]}"]
+        line = lines.pop(0)
+        before = None if engine.board is None else engine.board.copy()
+        calls = engine.moves_computed
+        out = engine.handle(line)  # must not raise
+        text = line.strip()
+        word = text.split()[0].upper() if text else ""
+        if word == "BOARD" and not out:
+            board_lines = []
+        elif engine._pending is not None and pbrain._XY_FIELD.fullmatch(text):
+            board_lines.append(tuple(map(int, re.findall(r"[0-9]+", text))))
+        assert len(out) <= 2 and engine.moves_computed - calls <= 1, (line, out)
+        for o in out:
+            assert ALLOWED.fullmatch(o), (line, o)
+            assert "internal error" not in o, (line, o)
+        moves = [o for o in out if MOVE.fullmatch(o)]
+        if moves:
+            assert out[-1] == moves[0] and len(moves) == 1
+            x, y = map(int, moves[0].split(","))
+            after = engine.board
+            assert after[y, x] == OWN
+            position = after.copy()
+            position[y, x] = 0
+            if word == "TURN":
+                tx, ty = map(int, re.findall(r"[0-9]+", text))
+                expected = before.copy()
+                assert expected[ty, tx] == 0
+                expected[ty, tx] = OPPONENT
+            elif word == "BEGIN":
+                expected = np.zeros_like(before)
+            else:
+                assert word == "DONE", line
+                expected = board_from(engine.size, board_lines)
+            np.testing.assert_array_equal(position, expected)
+            assert_fair_position(position, engine.rule)
+            counts["move"] += 1
+            counts[word] = counts.get(word, 0) + 1
+        elif out and out[-1].split()[0] in ("ERROR", "UNKNOWN"):
+            counts[out[-1].split()[0]] += 1
+            if before is not None and engine.board is not None and word != "START":
+                np.testing.assert_array_equal(engine.board, before)
+        elif out and out[-1] == "OK":
+            counts["OK"] += 1
+        assert not engine.ended
+    return counts
+
+
+def test_fuzz_random_agent():
+    engine = PbrainEngine("random", seed=5)
+    counts = fuzz(engine, [5, 6, 7], steps=4000, seed=11)
+    assert counts["move"] > 300 and counts["ERROR"] > 500 and counts["UNKNOWN"] > 50, counts
+    assert counts["OK"] > 50 and counts["DONE"] > 30 and counts["BEGIN"] > 10, counts
+    assert engine.handle("END") == [] and engine.ended
+
+
+def test_fuzz_heuristic_agent():
+    engine = PbrainEngine("heuristic", seed=6)
+    counts = fuzz(engine, [7], steps=500, seed=12)
+    assert counts["move"] > 30 and counts["DONE"] > 3 and counts["ERROR"] > 50, counts
+
+
+# ------------------------------------------------------------------ command line
+
+def test_cli_help_and_bad_flags(capsys, tmp_path):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["pbrain", "--help"])
+    assert e.value.code == 0
+    assert "--agent" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        cli.main(["pbrain", "--agent", "nobody"])
+    assert e.value.code == 2 and "invalid choice: 'nobody'" in capsys.readouterr().err
+    for argv, message in [
+        (["--checkpoint", str(tmp_path / "missing.ckpt")], "no such file or directory"),
+        (["--checkpoint", str(tmp_path)], "there are no trained networks yet"),
+        (["--agent-config", "nonsense=1"], "unknown config for agent 'heuristic'"),
+        (["--agent-config", "defence"], "takes KEY=VALUE"),
+        (["--agent-config", "defence=strong"], "expected a float"),
+        (["--agent-config", "patterns=1"], "nested config"),
+        (["--agent", "proximity_random", "--agent-config", "threshold=2"], "threshold"),
+        (["--levels", "0"], "--levels must be >= 1"),
+    ]:
+        with pytest.raises(SystemExit) as e:
+            cli.main(["pbrain", *argv])
+        assert message in str(e.value.code), (argv, e.value.code)
+
+
+def test_parse_agent_config():
+    config = pbrain.parse_agent_config("heuristic", ["defence=1.25", "attack = 2"])
+    assert config == {"defence": 1.25, "attack": 2.0}
+    assert isinstance(config["attack"], float)
+    engine = PbrainEngine("heuristic", config)
+    assert engine.agent.defence == 1.25
+
+
+def test_python_dash_m_pbrain_session():
+    script = ("START 7\nABOUT\nINFO timeout_turn 1000\nINFO rule 1\nBOARD\n0,0,2\n6,6,1\n"
+              "3,3,2\nDONE\nTURN a,b\nFOO\nEND\nSTART 9\n")
+    proc = subprocess.run([sys.executable, "-m", "gomoku_jax", "pbrain", "--agent", "random"],
+                          input=script, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 5, lines
+    assert lines[0] == "OK" and lines[1].startswith('name="gomoku_jax"')
+    x, y = map(int, MOVE.fullmatch(lines[2]).groups())
+    assert 0 <= x < 7 and 0 <= y < 7 and (x, y) not in {(0, 0), (6, 6), (3, 3)}
+    assert lines[3].startswith("ERROR TURN expects X,Y")
+    assert lines[4] == "UNKNOWN command 'FOO'"
