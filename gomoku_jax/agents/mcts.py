@@ -80,7 +80,7 @@ class PolicyAgent(_EvaluatorAgent):
         cfg = self.search_config
         k_eval, k_act = jax.random.split(keys[0])
         logits, value = evaluate(self.evaluate, cfg, params, states, k_eval)
-        logits = masked_logits(logits, states, cfg)
+        logits, _ = masked_logits(logits, states, cfg)
         if self.sample:
             temp = move_temperature(states.move_count, cfg)[:, None]
             action = jax.random.categorical(k_act, logits / temp)

@@ -160,12 +160,14 @@ def candidate_mask(states: State, config: SearchConfig) -> tuple[jax.Array, jax.
     return jnp.where(jnp.any(kept, axis=-1, keepdims=True), kept, legal), near
 
 
-def masked_logits(logits: jax.Array, states: State, config: SearchConfig) -> jax.Array:
-    """Logits with non-candidates at float32 min and, when soft, the proximity prior."""
+def masked_logits(logits: jax.Array, states: State, config: SearchConfig
+                  ) -> tuple[jax.Array, jax.Array]:
+    """(logits with non-candidates at float32 min and, when soft, the proximity prior;
+    the candidates bool[B, A])."""
     candidates, near = candidate_mask(states, config)
     if config.proximity == "soft":
         logits = logits + jnp.log(jnp.maximum(near, 1e-6))
-    return jnp.where(candidates, logits, _NEG)
+    return jnp.where(candidates, logits, _NEG), candidates
 
 
 def dirichlet_alpha(states: State, config: SearchConfig) -> jax.Array:
@@ -215,8 +217,7 @@ def search(evaluator: Evaluator, config: SearchConfig, num_simulations: int, par
     check_tree_memory(states, num_simulations, config)
     k_root, k_noise, k_search, k_move = jax.random.split(key, 4)
     logits, value = evaluate(evaluator, config, params, states, k_root)
-    candidates, _ = candidate_mask(states, config)
-    logits = masked_logits(logits, states, config)
+    logits, candidates = masked_logits(logits, states, config)
     if algorithm == "muzero" and config.dirichlet_fraction > 0:
         logits = add_root_noise(logits, candidates, dirichlet_alpha(states, config),
                                 config.dirichlet_fraction, k_noise)
@@ -232,7 +233,7 @@ def search(evaluator: Evaluator, config: SearchConfig, num_simulations: int, par
         out = mctx.RecurrentFnOutput(
             reward=reward,
             discount=jnp.where(over, 0.0, -config.value_discount).astype(jnp.float32),
-            prior_logits=masked_logits(child_logits, children, config),
+            prior_logits=masked_logits(child_logits, children, config)[0],
             value=jnp.where(over, 0.0, child_value).astype(jnp.float32))
         return out, children
 
