@@ -11,7 +11,7 @@ def build_parser() -> argparse.ArgumentParser:
     from gomoku_jax import demo
     from gomoku_jax.benchmarks import env_throughput
     from gomoku_jax.io import pbrain
-    from gomoku_jax.eval import arena, tournament
+    from gomoku_jax.eval import arena, tactics_report, tournament
 
     parser = argparse.ArgumentParser(
         prog="gomoku-jax",
@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
         "tournament", help="round robin over agent specs: an Elo table (markdown, JSON)",
         description=tournament.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     tournament.build_parser(rr).set_defaults(run=tournament.main, cache=True)
+    puzzles = sub.add_parser(
+        "tactics", help="agents' solve rates on the tactical suite (a markdown table)",
+        description=tactics_report.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    tactics_report.build_parser(puzzles).set_defaults(run=tactics_report.main, cache=True)
     return parser
 
 

@@ -3,11 +3,12 @@
 from gomoku_jax.search.evaluators import (EVALUATORS, HeuristicEvaluator, NetworkEvaluator,
                                           RolloutEvaluator, UniformEvaluator, make_evaluator)
 from gomoku_jax.search.mcts import (SearchConfig, SearchOutput, add_root_noise,
+                                    alphazero_qtransform,
                                     candidate_mask, check_tree_memory, dirichlet_alpha,
                                     move_temperature, search, tree_bytes)
 
 __all__ = [
     "EVALUATORS", "HeuristicEvaluator", "NetworkEvaluator", "RolloutEvaluator", "SearchConfig",
-    "SearchOutput", "UniformEvaluator", "add_root_noise", "candidate_mask", "check_tree_memory",
+    "SearchOutput", "UniformEvaluator", "add_root_noise", "alphazero_qtransform", "candidate_mask", "check_tree_memory",
     "dirichlet_alpha", "make_evaluator", "move_temperature", "search", "tree_bytes",
 ]

@@ -14,7 +14,9 @@ from typing import Any, Callable, Optional
 import jax
 import jax.numpy as jnp
 
-from gomoku_jax.agents.heuristic import HeuristicAgent
+from gomoku_jax.features.cell_values import cell_values, position_value
+from gomoku_jax.features.heuristic_score import HeuristicScoreConfig
+from gomoku_jax.features.patterns import PatternConfig
 from gomoku_jax.game import rules
 from gomoku_jax.game.observe import observe
 from gomoku_jax.game.random_play import random_legal_action
@@ -38,28 +40,32 @@ class NetworkEvaluator:
 
 @dataclasses.dataclass(frozen=True)
 class HeuristicEvaluator:
-    """Prior from the heuristic player's cell values (win > block > pattern/HeuristicScore
-    mix), `logits = mix / prior_temperature`; value = the heuristic player's estimate."""
+    """Prior from cell values (`features.cell_values`, weighted like the heuristic player):
+    `logits = (attack · own + defence · opponent) / prior_temperature`, plus `win_bonus` on
+    a five to complete and half of it on the opponent's five to block; value =
+    `position_value` (exact where a five or a double threat decides, else a tanh of the
+    best own minus the best opponent cell)."""
 
-    heuristic: HeuristicAgent = HeuristicAgent()
+    attack: float = 1.0
+    defence: float = 0.9
+    score_weight: float = 1.0
+    value_scale: float = 50.0
+    patterns: PatternConfig = PatternConfig()
+    heuristic_score: HeuristicScoreConfig = HeuristicScoreConfig()
     prior_temperature: float = 10.0
     win_bonus: float = 50.0
 
     def single(self, state: State) -> tuple[jax.Array, jax.Array]:
         cfg = state.config
-        h = self.heuristic
-        own, own_wins = h.cell_values(state.board, state.color, cfg.win_length, cfg.rule)
-        opp, opp_wins = h.cell_values(state.board, -state.color, cfg.win_length, cfg.rule)
+        values = lambda colour: cell_values(  # noqa: E731
+            state.board, colour, cfg.win_length, cfg.rule, self.patterns, self.score_weight,
+            self.heuristic_score)
+        own, opp = values(state.color), values(-state.color)
         legal = state.legal_action_mask
-        mix = (h.attack * own + h.defence * opp).reshape(-1) / self.prior_temperature
-        own_wins, opp_wins = own_wins.reshape(-1) & legal, opp_wins.reshape(-1) & legal
-        logits = mix + self.win_bonus * own_wins + 0.5 * self.win_bonus * opp_wins
-        best_own = jnp.max(jnp.where(legal, own.reshape(-1), 0.0))
-        best_opp = jnp.max(jnp.where(legal, opp.reshape(-1), 0.0))
-        value = jnp.tanh((best_own - best_opp) / h.value_scale)
-        value = jnp.where(jnp.any(own_wins), 1.0,
-                          jnp.where(jnp.sum(opp_wins) >= 2, -1.0, value))
-        return logits, value.astype(jnp.float32)
+        mix = (self.attack * own.value + self.defence * opp.value).reshape(-1)
+        logits = (mix / self.prior_temperature + self.win_bonus * (own.wins.reshape(-1) & legal)
+                  + 0.5 * self.win_bonus * (opp.wins.reshape(-1) & legal))
+        return logits, position_value(own, opp, legal, self.value_scale)
 
     def __call__(self, params, states, key):
         del params, key

@@ -20,11 +20,17 @@ Seed features, each a `SearchConfig` field with the seed's default:
 - a random dihedral transform at every evaluation, the policy mapped back (seed 001), or the
   average over all 8.
 - move temperature `τ_t = max(τ0 · decay^t, τ_min)` (0.8, 0.9, 0.05), or greedy play.
+- PUCT's Q term (`q_transform`, muzero only): "alphazero" (seed 001) is the mean value
+  W/N in [-1, 1] with 0 for an unvisited move; mctx's "parent_and_siblings" and "min_max"
+  give an unvisited move the lowest value in sight, so a move with a small prior is
+  never tried once a sibling looks fine, which hides short tactical wins (see
+  `eval/tactics.py`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from typing import Any, NamedTuple, Optional
 
@@ -40,6 +46,7 @@ from gomoku_jax.search.evaluators import Evaluator
 PROXIMITY_MODES = ("soft", "hard", "off")
 SYMMETRY_MODES = ("random", "average", "none")
 ALGORITHMS = ("muzero", "gumbel")
+Q_TRANSFORMS = ("alphazero", "parent_and_siblings", "min_max")
 _NEG = jnp.finfo(jnp.float32).min  # not -inf: a softmax over all-masked rows stays finite
 
 
@@ -55,6 +62,7 @@ class SearchConfig:
     symmetry: str = "random"
     pb_c_init: float = 1.25
     pb_c_base: float = 19652.0
+    q_transform: str = "alphazero"
     temperature: float = 0.8
     temperature_decay: float = 0.9
     temperature_min: float = 0.05
@@ -68,6 +76,9 @@ class SearchConfig:
     def __post_init__(self):
         if self.proximity not in PROXIMITY_MODES:
             raise ValueError(f"proximity must be one of {PROXIMITY_MODES}, got {self.proximity!r}")
+        if self.q_transform not in Q_TRANSFORMS:
+            raise ValueError(f"q_transform must be one of {Q_TRANSFORMS}, got "
+                             f"{self.q_transform!r}")
         if self.symmetry not in SYMMETRY_MODES:
             raise ValueError(f"symmetry must be one of {SYMMETRY_MODES}, got {self.symmetry!r}")
         for name in ("dirichlet_fraction", "value_discount"):
@@ -197,6 +208,21 @@ def move_temperature(move_count: jax.Array, config: SearchConfig) -> jax.Array:
     return jnp.maximum(decayed, config.temperature_min)
 
 
+def alphazero_qtransform(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:
+    """float32[A]: Q(s, a) = W / N for visited children, 0 for unvisited ones (seed 001),
+    unnormalised, as PUCT's value term."""
+    visited = tree.children_visits[node_index] > 0
+    return jnp.where(visited, tree.qvalues(node_index), 0.0)
+
+
+def _qtransform(config: SearchConfig):
+    if config.q_transform == "alphazero":
+        return alphazero_qtransform
+    if config.q_transform == "min_max":
+        return functools.partial(mctx.qtransform_by_min_max, min_value=-1.0, max_value=1.0)
+    return mctx.qtransform_by_parent_and_siblings
+
+
 def _sample(key: jax.Array, probs: jax.Array, temperature: jax.Array) -> jax.Array:
     logits = jnp.where(probs > 0, jnp.log(jnp.maximum(probs, 1e-30)), _NEG)
     return jax.random.categorical(key, logits / temperature[:, None]).astype(jnp.int32)
@@ -241,7 +267,8 @@ def search(evaluator: Evaluator, config: SearchConfig, num_simulations: int, par
         out = mctx.muzero_policy(
             params, k_search, root, recurrent_fn, num_simulations,
             invalid_actions=~candidates, dirichlet_fraction=0.0,
-            pb_c_init=config.pb_c_init, pb_c_base=config.pb_c_base)
+            pb_c_init=config.pb_c_init, pb_c_base=config.pb_c_base,
+            qtransform=_qtransform(config))
         visits = out.action_weights
         if config.greedy:
             action = jnp.argmax(visits, axis=-1).astype(jnp.int32)

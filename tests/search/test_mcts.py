@@ -213,9 +213,22 @@ def test_tree_memory_is_checked_before_compiling():
 def test_search_config_and_agent_errors():
     with pytest.raises(ValueError, match="proximity must be one of"):
         SearchConfig(proximity="medium")
+    with pytest.raises(ValueError, match="q_transform must be one of"):
+        SearchConfig(q_transform="optimistic")
     with pytest.raises(ValueError, match="unknown evaluator"):
         agents.make("mcts", evaluator="oracle")
     with pytest.raises(ValueError, match="needs a network"):
         agents.make("policy", evaluator="network")
     with pytest.raises(ValueError, match="bad evaluator_options"):
         agents.make("mcts", evaluator="rollout", evaluator_options=(("depth", 3),))
+
+
+def test_alphazero_q_is_the_mean_value_and_zero_when_unvisited():
+    """Seed 001's Q: W/N of visited children, 0 for the rest (mctx's own transforms give an
+    unvisited child the lowest value in sight instead)."""
+    import types
+    from gomoku_jax.search.mcts import alphazero_qtransform
+    tree = types.SimpleNamespace(
+        children_visits=jnp.array([[3, 0, 1, 0]]),
+        qvalues=lambda i: jnp.array([[-0.5, 0.7, 0.25, -1.0]])[i])
+    np.testing.assert_allclose(alphazero_qtransform(tree, 0), [-0.5, 0.0, 0.25, 0.0])
