@@ -89,16 +89,14 @@ class Solver:
                 | ((other >= self.k - 1 - defender_moves) & (own == 0)))
         return self._empties_of(board, live)
 
-    def _defender_moves(self, board: np.ndarray, attacker: int, plies: int) -> list[int]:
+    def _defender_moves(self, board: np.ndarray, attacker: int, plies: int
+                        ) -> tuple[list[int], Optional[int]]:
         """The defender's moves worth trying with `plies` left (its move first): the
-        relevant cells plus one stand-in for all the others."""
+        relevant cells, and one stand-in for all the others (None if there are none)."""
         relevant = self._relevant(board, attacker, plies // 2, (plies + 1) // 2)
-        moves = relevant.tolist()
         others = np.flatnonzero(board == 0)
         others = others[~np.isin(others, relevant)]
-        if others.size:
-            moves.append(int(others[0]))
-        return moves
+        return relevant.tolist(), (int(others[0]) if others.size else None)
 
     # -- the search ------------------------------------------------------------------
     def wins_within(self, board: np.ndarray, attacker: int, plies: int) -> bool:
@@ -141,8 +139,11 @@ class Solver:
             return False  # a defender stone cannot create an attacker five
         if not (b == 0).any():
             return False  # full board: a draw
-        replies = threats.tolist() if threats.size == 1 else self._defender_moves(
-            b, attacker, plies)
+        if threats.size == 1:
+            replies = threats.tolist()
+        else:
+            relevant, stand_in = self._defender_moves(b, attacker, plies)
+            replies = relevant + ([stand_in] if stand_in is not None else [])
         for r in replies:
             b[r] = -attacker
             won = self._attacker_wins(b, attacker, plies - 1)
@@ -190,10 +191,7 @@ class Solver:
         elif threats.size == 1:
             candidates, stand_in = threats.tolist(), None
         else:
-            moves = self._defender_moves(b, attacker, plies + 1)
-            relevant = self._relevant(b, attacker, (plies + 1) // 2, (plies + 1) // 2)
-            stand_in = moves[-1] if moves and moves[-1] not in relevant else None
-            candidates = [m for m in moves if m != stand_in]
+            candidates, stand_in = self._defender_moves(b, attacker, plies + 1)
         if stand_in is not None:
             b[stand_in] = defender
             idle_saves = not self._attacker_wins(b, attacker, plies)

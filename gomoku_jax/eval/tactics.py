@@ -260,13 +260,12 @@ def solve_rates(agent: Agent, suite: Suite, key: jax.Array, params: Any = None,
             actions[puzzle.id] = int(move)
     batch_time = (time.perf_counter() - start) / max(len(states), 1)
 
-    one = jax.jit(agent.act_batch)
     times = []
     for i, state in enumerate(states[:latency_samples + 1]):
         k = jax.random.split(jax.random.fold_in(key, 10_000 + i), 1)
         single = jax.tree.map(lambda x: x[None], state)
         t0 = time.perf_counter()
-        jax.block_until_ready(one(params, jax.vmap(agent.init)(k), single, k))
+        jax.block_until_ready(act(params, jax.vmap(agent.init)(k), single, k))
         if i:  # the first call compiles
             times.append(time.perf_counter() - t0)
     solved = {}
