@@ -98,6 +98,15 @@ class Solver:
         others = others[~np.isin(others, relevant)]
         return relevant.tolist(), (int(others[0]) if others.size else None)
 
+    def _attacker_moves(self, board: np.ndarray, attacker: int, plies: int) -> np.ndarray:
+        """The attacker's moves worth trying with `plies` left (its move first), when it has
+        no five to complete: the forced block of the defender's only five, none against two,
+        else the relevant cells."""
+        threats = self.five_cells(board, -attacker)
+        if threats.size:
+            return threats if threats.size == 1 else threats[:0]
+        return self._relevant(board, attacker, (plies + 1) // 2, (plies - 1) // 2)
+
     # -- the search ------------------------------------------------------------------
     def wins_within(self, board: np.ndarray, attacker: int, plies: int) -> bool:
         """Whether `attacker`, to move, forces k in a row within `plies` (odd) plies.
@@ -113,14 +122,7 @@ class Solver:
             return True
         if plies < 3 or not (b == 0).any():
             return False
-        threats = self.five_cells(b, -attacker)
-        if threats.size >= 2:
-            return False
-        if threats.size == 1:
-            moves = threats
-        else:
-            moves = self._relevant(b, attacker, (plies + 1) // 2, (plies - 1) // 2)
-        for m in moves:
+        for m in self._attacker_moves(b, attacker, plies):
             b[m] = attacker
             won = self._defender_loses(b, attacker, plies - 1)
             b[m] = 0
@@ -164,13 +166,8 @@ class Solver:
             return self.five_cells(b, attacker).tolist()
         if self._attacker_wins(b, attacker, plies - 2):
             raise ValueError(f"the position is already won within {plies - 2} plies")
-        threats = self.five_cells(b, -attacker)
-        if threats.size >= 2:
-            return []
-        moves = threats if threats.size == 1 else self._relevant(
-            b, attacker, (plies + 1) // 2, (plies - 1) // 2)
         out = []
-        for m in moves:
+        for m in self._attacker_moves(b, attacker, plies):
             b[m] = attacker
             if self._defender_loses(b, attacker, plies - 1):
                 out.append(int(m))
