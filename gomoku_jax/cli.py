@@ -12,6 +12,7 @@ def build_parser() -> argparse.ArgumentParser:
     from gomoku_jax.benchmarks import env_throughput
     from gomoku_jax.io import pbrain
     from gomoku_jax.eval import arena, tactics_report, tournament
+    from gomoku_jax.train import cli as train_cli
 
     parser = argparse.ArgumentParser(
         prog="gomoku-jax",
@@ -43,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
         "tactics", help="agents' solve rates on the tactical suite (a markdown table)",
         description=tactics_report.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     tactics_report.build_parser(puzzles).set_defaults(run=tactics_report.main, cache=True)
+    trainer = sub.add_parser(
+        "train", help="AlphaZero self-play training from a preset (arena table at the end)",
+        description=train_cli.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    train_cli.build_parser(trainer).set_defaults(run=train_cli.main, cache=True)
     return parser
 
 

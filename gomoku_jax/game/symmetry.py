@@ -84,3 +84,12 @@ def transform_action(action: jax.Array, g: jax.Array, board_size: int) -> jax.Ar
     at `action` has it at `transform_action(action, g, N)`)."""
     inv = jnp.asarray(_inverse_permutations(board_size))
     return inv[g, action]
+
+
+def transform_state(state, g: jax.Array):
+    """A single `State` under g: its board and its last moves (-1 stays -1); the rest is
+    unchanged (colours, counts and outcomes are invariant)."""
+    n = state.board.shape[-1]
+    moved = transform_action(jnp.maximum(state.last_moves, 0), g, n)
+    return state.replace(board=transform_board(state.board, g),
+                         last_moves=jnp.where(state.last_moves >= 0, moved, -1))

@@ -130,12 +130,7 @@ def check_tree_memory(states: State, num_simulations: int, config: SearchConfig)
 
 
 def _transform_states(states: State, g: jax.Array) -> State:
-    n = states.board.shape[-1]
-    board = jax.vmap(symmetry.transform_board)(states.board, g)
-    moved = jax.vmap(lambda m, gg: symmetry.transform_action(m, gg, n))(
-        jnp.maximum(states.last_moves, 0), g)
-    last = jnp.where(states.last_moves >= 0, moved, -1)
-    return states.replace(board=board, last_moves=last)
+    return jax.vmap(symmetry.transform_state)(states, g)
 
 
 def evaluate(evaluator: Evaluator, config: SearchConfig, params: Any, states: State,

@@ -1,0 +1,200 @@
+"""Seed 001's policy-value ResNet in Flax NNX, used functionally inside compiled code.
+
+Architecture (sizes are `NetConfig` fields):
+
+    obs float32[B, N, N, C] ─ conv 3×3 (C → ch) ─ BN ─ ReLU
+      ─ `blocks` × [conv 3×3 ─ BN ─ ReLU ─ conv 3×3 ─ BN ─ + skip ─ ReLU]
+      ├─ policy: conv 1×1 (ch → 32) ─ BN ─ ReLU ─ flatten ─ dense → N² logits
+      └─ value:  conv 1×1 (ch → 32) ─ BN ─ ReLU ─ flatten ─ dense 256 ─ ReLU ─ dense 1 ─ tanh
+
+The module is built once per (config, board size, planes) and split into a static
+`graphdef` and two pytrees, `NetVars(params, batch_stats)`; `PolicyValueModel.apply` merges
+them inside the traced function, so no object graph is walked inside a scan and the search
+and the trainer pass plain pytrees around. `apply` runs BatchNorm on its running averages
+(inference, as inside search); `apply_train` uses the batch's statistics and returns the
+updated averages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
+
+
+@dataclasses.dataclass(frozen=True)
+class NetConfig:
+    """ResNet sizes. Defaults are seed 001's network (10 blocks of 128 channels).
+
+    Attributes:
+      blocks: residual blocks B. channels: C, the trunk's width.
+      head_channels: the 1×1 convs of both heads (seed: 32). value_hidden: the value
+        head's hidden dense layer (seed: 256).
+      dtype: compute dtype, "float32" or "bfloat16" (for GPUs/TPUs); params, BatchNorm
+        statistics and the outputs stay float32.
+      bn_momentum: BatchNorm running-average momentum.
+    """
+
+    blocks: int = 10
+    channels: int = 128
+    head_channels: int = 32
+    value_hidden: int = 256
+    dtype: str = "float32"
+    bn_momentum: float = 0.9
+
+    def __post_init__(self):
+        for name in ("blocks", "channels", "head_channels", "value_hidden"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "blocks" else 1):
+                raise ValueError(f"net.{name} must be an int >= "
+                                 f"{0 if name == 'blocks' else 1}, got {v!r}")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"net.dtype must be one of {tuple(DTYPES)}, got {self.dtype!r}")
+        if not 0.0 <= self.bn_momentum < 1.0:
+            raise ValueError(f"net.bn_momentum must be in [0, 1), got {self.bn_momentum!r}")
+
+
+NET_PRESETS = {
+    "tiny": NetConfig(blocks=2, channels=16),
+    "small": NetConfig(blocks=4, channels=32),
+    "medium": NetConfig(blocks=6, channels=64),
+    "seed": NetConfig(blocks=10, channels=128),
+}
+
+
+def _bn(features: int, config: NetConfig, rngs: nnx.Rngs) -> nnx.BatchNorm:
+    return nnx.BatchNorm(features, momentum=config.bn_momentum, dtype=DTYPES[config.dtype],
+                         rngs=rngs)
+
+
+def _conv(cin: int, cout: int, size: int, config: NetConfig, rngs: nnx.Rngs) -> nnx.Conv:
+    # No bias: a BatchNorm follows every conv.
+    return nnx.Conv(cin, cout, (size, size), padding="SAME", use_bias=False,
+                    dtype=DTYPES[config.dtype], rngs=rngs)
+
+
+class ResidualBlock(nnx.Module):
+    def __init__(self, config: NetConfig, rngs: nnx.Rngs):
+        c = config.channels
+        self.conv1, self.bn1 = _conv(c, c, 3, config, rngs), _bn(c, config, rngs)
+        self.conv2, self.bn2 = _conv(c, c, 3, config, rngs), _bn(c, config, rngs)
+
+    def __call__(self, x: jax.Array, train: bool) -> jax.Array:
+        y = nnx.relu(self.bn1(self.conv1(x), use_running_average=not train))
+        y = self.bn2(self.conv2(y), use_running_average=not train)
+        return nnx.relu(x + y)
+
+
+class PolicyValueNet(nnx.Module):
+    """`net(obs float32[B, N, N, C], train) -> (logits float32[B, N*N], value float32[B])`."""
+
+    def __init__(self, config: NetConfig, board_size: int, in_planes: int, *, rngs: nnx.Rngs):
+        c, h, n = config.channels, config.head_channels, board_size
+        dtype = DTYPES[config.dtype]
+        self.config = config
+        self.stem_conv, self.stem_bn = _conv(in_planes, c, 3, config, rngs), _bn(c, config, rngs)
+        self.blocks = nnx.List([ResidualBlock(config, rngs) for _ in range(config.blocks)])
+        self.policy_conv, self.policy_bn = _conv(c, h, 1, config, rngs), _bn(h, config, rngs)
+        self.policy_out = nnx.Linear(h * n * n, n * n, dtype=dtype, rngs=rngs)
+        self.value_conv, self.value_bn = _conv(c, h, 1, config, rngs), _bn(h, config, rngs)
+        self.value_hidden = nnx.Linear(h * n * n, config.value_hidden, dtype=dtype, rngs=rngs)
+        self.value_out = nnx.Linear(config.value_hidden, 1, dtype=dtype, rngs=rngs)
+
+    def __call__(self, obs: jax.Array, train: bool = False) -> tuple[jax.Array, jax.Array]:
+        avg = not train
+        x = obs.astype(DTYPES[self.config.dtype])
+        x = nnx.relu(self.stem_bn(self.stem_conv(x), use_running_average=avg))
+        for block in self.blocks:
+            x = block(x, train)
+        p = nnx.relu(self.policy_bn(self.policy_conv(x), use_running_average=avg))
+        logits = self.policy_out(p.reshape(p.shape[0], -1))
+        v = nnx.relu(self.value_bn(self.value_conv(x), use_running_average=avg))
+        v = nnx.relu(self.value_hidden(v.reshape(v.shape[0], -1)))
+        value = jnp.tanh(self.value_out(v)[:, 0].astype(jnp.float32))
+        return logits.astype(jnp.float32), value
+
+
+class NetVars(NamedTuple):
+    """The network's variables as two pytrees: trained `params` and BatchNorm's running
+    `batch_stats` (both `nnx.State`, float32)."""
+
+    params: Any
+    batch_stats: Any
+
+
+@functools.lru_cache(maxsize=None)
+def _graphdef(config: NetConfig, board_size: int, in_planes: int):
+    abstract = nnx.eval_shape(lambda: PolicyValueNet(config, board_size, in_planes,
+                                                     rngs=nnx.Rngs(0)))
+    graphdef, _, _ = nnx.split(abstract, nnx.Param, nnx.BatchStat)
+    return graphdef
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicyValueModel:
+    """A functional handle on `PolicyValueNet` for one board: hashable (a static argument
+    of `jit`), holding no arrays.
+
+    model = PolicyValueModel(NET_PRESETS["tiny"], board_size=9, in_planes=5)
+    variables = model.init(jax.random.key(0))
+    logits, value = model.apply(variables, obs)        # float32[B, 81], float32[B]
+    """
+
+    config: NetConfig = NetConfig()
+    board_size: int = 15
+    in_planes: int = 5
+
+    @property
+    def graphdef(self):
+        return _graphdef(self.config, self.board_size, self.in_planes)
+
+    def init(self, key: jax.Array) -> NetVars:
+        """Fresh variables (He-style conv init, BatchNorm at identity)."""
+        net = PolicyValueNet(self.config, self.board_size, self.in_planes,
+                             rngs=nnx.Rngs(params=key))
+        _, params, stats = nnx.split(net, nnx.Param, nnx.BatchStat)
+        return NetVars(params, stats)
+
+    def abstract_vars(self) -> NetVars:
+        """Shapes and dtypes of `init`'s result (jax.ShapeDtypeStruct leaves)."""
+        return jax.eval_shape(self.init, jax.random.key(0))
+
+    def apply(self, variables: NetVars, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Inference: (logits float32[B, N*N], value float32[B]) from obs float32[B, N, N, C]."""
+        net = nnx.merge(self.graphdef, variables.params, variables.batch_stats, copy=True)
+        return net(obs, train=False)
+
+    def apply_train(self, params: Any, batch_stats: Any, obs: jax.Array
+                    ) -> tuple[tuple[jax.Array, jax.Array], Any]:
+        """Training mode (batch statistics): ((logits, value), updated batch_stats).
+
+        Merges with `copy=True`: the BatchNorms write their running averages, and NNX only
+        lets a Variable be written in the trace that created it (here: inside `grad`)."""
+        net = nnx.merge(self.graphdef, params, batch_stats, copy=True)
+        out = net(obs, train=True)
+        _, _, new_stats = nnx.split(net, nnx.Param, nnx.BatchStat)
+        return out, new_stats
+
+    def num_params(self) -> int:
+        """Trained parameters (BatchNorm statistics not counted)."""
+        shapes = self.abstract_vars().params
+        return sum(int(x.size) for x in jax.tree.leaves(shapes))
+
+    def flops_per_position(self) -> int:
+        """Multiply-adds × 2 of one forward pass on one board (convs and dense layers; the
+        BatchNorms, ReLUs and additions are left out)."""
+        c, h, n, cin = (self.config.channels, self.config.head_channels, self.board_size,
+                        self.in_planes)
+        cells = n * n
+        conv3 = 2 * 9 * cells
+        macs = conv3 * cin * c + self.config.blocks * 2 * conv3 * c * c
+        macs += 2 * (2 * cells * c * h)  # both 1×1 head convs
+        macs += 2 * (h * cells) * cells  # policy dense
+        macs += 2 * (h * cells) * self.config.value_hidden + 2 * self.config.value_hidden
+        return macs

@@ -1,0 +1,221 @@
+"""One AlphaZero iteration as one compiled function, data-parallel over a device mesh.
+
+    trainer = AlphaZero(config)                  # static: model, optimiser, mesh, shardings
+    state = trainer.init()                       # TrainState on the devices
+    state, metrics = trainer.iteration(state)    # self-play + buffer + K SGD steps, jitted
+
+`iteration` runs, without leaving the device: T self-play moves on B boards (`selfplay.play`,
+the network inside mctx), the value targets, the FIFO buffer update, then K SGD steps in a
+`lax.scan`, each drawing a uniform batch from the buffer (plus fresh tactical examples),
+augmenting it with random D4 symmetries and taking one AdamW step. The host only sees the
+returned metrics.
+
+Devices: `jax.sharding` with one mesh axis "data" over `run.devices` devices (0: all).
+The self-play boards and each training batch are sharded along it; params, optimiser state
+and the replay buffer are replicated. The code is written for the global batch and XLA
+partitions it (GSPMD), inserting the all-reduce of the gradients (and of BatchNorm's batch
+statistics); random numbers do not depend on the sharding, so 1 and 8 devices compute the
+same thing up to float reduction order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+from gomoku_jax.game.state import State
+from gomoku_jax.nets.resnet import NetVars, PolicyValueModel
+from gomoku_jax.search.evaluators import NetworkEvaluator
+from gomoku_jax.search.mcts import SearchConfig
+from gomoku_jax.train import augment, learner, replay, selfplay
+from gomoku_jax.train.config import TrainConfig
+from gomoku_jax.train.samples import Sample
+
+
+@struct.dataclass
+class TrainState:
+    """Everything an iteration reads and writes (all arrays; a checkpoint saves it whole).
+
+    params / batch_stats: the network's (`NetVars` parts); opt_state: optax's;
+    buffer: the replay buffer; games: the self-play boards [B] (carried between iterations
+    when `selfplay.carry_games`); key: uint32[2] raw PRNG key data; iteration: int32[];
+    sgd_steps: int32[], optimiser steps taken.
+    """
+
+    params: Any
+    batch_stats: Any
+    opt_state: Any
+    buffer: replay.Replay
+    games: State
+    key: jax.Array
+    iteration: jax.Array
+    sgd_steps: jax.Array
+
+    @property
+    def variables(self) -> NetVars:
+        return NetVars(self.params, self.batch_stats)
+
+
+def make_model(config: TrainConfig) -> PolicyValueModel:
+    game = config.game.game_config()
+    return PolicyValueModel(config.net, game.board_size, game.num_planes)
+
+
+def make_mesh(num_devices: int = 0) -> jax.sharding.Mesh:
+    """A 1-D mesh, axis "data", over the first `num_devices` devices (0: all)."""
+    devices = jax.devices()
+    if num_devices > len(devices):
+        raise ValueError(f"run.devices={num_devices} but only {len(devices)} device(s) "
+                         f"are available")
+    chosen = np.asarray(devices[:num_devices or len(devices)])
+    return jax.sharding.Mesh(chosen, ("data",))
+
+
+class AlphaZero:
+    """The static side of a run: config, model, optimiser, mesh and the compiled iteration."""
+
+    def __init__(self, config: TrainConfig, mesh: Optional[jax.sharding.Mesh] = None):
+        self.config = config
+        self.game_config = config.game.game_config()
+        self.model = make_model(config)
+        self.mesh = mesh if mesh is not None else make_mesh(config.run.devices)
+        d = self.mesh.devices.size
+        for name, value in (("selfplay.games", config.selfplay.games),
+                            ("optim.batch_size", config.optim.batch_size)):
+            if value % d:
+                raise ValueError(f"{name}={value} must be a multiple of the {d} devices")
+        self.total_sgd_steps = config.run.iterations * config.optim.sgd_steps
+        self.optimizer = learner.make_optimizer(config.optim, self.total_sgd_steps)
+        self.evaluator = NetworkEvaluator(self.model.apply)
+        self.replicated = NamedSharding(self.mesh, P())
+        self.data = NamedSharding(self.mesh, P("data"))
+
+    # ------------------------------------------------------------------ state and shardings
+
+    def _fresh(self, key: jax.Array) -> TrainState:
+        k_net, k_games, k_run = jax.random.split(key, 3)
+        variables = self.model.init(k_net)
+        games = selfplay.new_games(self.game_config, k_games, self.config.selfplay.games)
+        example = Sample(state=jax.tree.map(lambda x: x[0], games),
+                         policy=jnp.zeros((self.game_config.num_actions,), jnp.float32),
+                         value=jnp.float32(0), weight=jnp.float32(0),
+                         value_weight=jnp.float32(0))
+        return TrainState(
+            params=variables.params, batch_stats=variables.batch_stats,
+            opt_state=self.optimizer.init(variables.params),
+            buffer=replay.init(example, self.config.replay.capacity), games=games,
+            key=jax.random.key_data(k_run), iteration=jnp.int32(0), sgd_steps=jnp.int32(0))
+
+    def abstract_state(self) -> TrainState:
+        """Shapes, dtypes and shardings of a TrainState (a restore target)."""
+        shapes = jax.eval_shape(self._fresh, jax.random.key(0))
+        return jax.tree.map(lambda s, sh: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sh),
+                            shapes, self.state_shardings())
+
+    def state_shardings(self) -> TrainState:
+        """The games sharded along their batch axis, everything else replicated."""
+        shapes = jax.eval_shape(self._fresh, jax.random.key(0))
+        shardings = jax.tree.map(lambda _: self.replicated, shapes)
+        return shardings.replace(games=jax.tree.map(lambda _: self.data, shapes.games))
+
+    def init(self, seed: Optional[int] = None) -> TrainState:
+        """A fresh run's state from `seed` (default `run.seed`), placed on the mesh."""
+        seed = self.config.run.seed if seed is None else seed
+        fresh = jax.jit(self._fresh, out_shardings=self.state_shardings())
+        return fresh(jax.random.key(seed))
+
+    # ------------------------------------------------------------------ the iteration
+
+    @functools.cached_property
+    def iteration(self):
+        """Jitted `(TrainState) -> (TrainState, metrics dict of float32[])`; the input
+        state's buffers are donated."""
+        shardings = self.state_shardings()
+        return jax.jit(self._iteration, in_shardings=(shardings,),
+                       out_shardings=(shardings, self.replicated), donate_argnums=0)
+
+    def _constrain(self, tree, sharding):
+        return jax.tree.map(lambda x: jax.lax.with_sharding_constraint(x, sharding), tree)
+
+    def _iteration(self, state: TrainState) -> tuple[TrainState, dict]:
+        cfg = self.config
+        key = jax.random.wrap_key_data(state.key)
+        key, k_games, k_play, k_train = jax.random.split(key, 4)
+        games = state.games
+        if not cfg.selfplay.carry_games:
+            games = selfplay.new_games(self.game_config, k_games, cfg.selfplay.games)
+        games = self._constrain(games, self.data)
+        games, samples, valid, stats = selfplay.play(
+            self.evaluator, cfg.search, cfg.selfplay.num_simulations, cfg.selfplay.algorithm,
+            cfg.selfplay.moves, state.variables, games, k_play)
+        games = self._constrain(games, self.data)
+        buffer = replay.add(state.buffer, samples, valid)
+
+        ready = buffer.size >= cfg.replay.min_size
+
+        def sgd(carry, k):
+            params, stats_, opt_state = carry
+            batch = self.training_batch(buffer, k)
+            new = learner.sgd_step(self.model, self.optimizer, cfg.optim.value_weight,
+                                   params, stats_, opt_state, batch)
+            # Before the buffer holds min_size samples, compute but keep the old state.
+            kept = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new[:3], carry)
+            return kept, (new[3], new[4])
+
+        (params, batch_stats, opt_state), (parts, grad_norm) = jax.lax.scan(
+            sgd, (state.params, state.batch_stats, state.opt_state),
+            jax.random.split(k_train, cfg.optim.sgd_steps))
+        steps = state.sgd_steps + jnp.where(ready, cfg.optim.sgd_steps, 0).astype(jnp.int32)
+        new_state = TrainState(params, batch_stats, opt_state, buffer, games,
+                               jax.random.key_data(key), state.iteration + 1, steps)
+        finished = jnp.maximum(stats.games, 1)
+        metrics = {
+            "loss": jnp.mean(parts.loss), "policy_loss": jnp.mean(parts.policy_loss),
+            "value_loss": jnp.mean(parts.value_loss),
+            "target_entropy": jnp.mean(parts.policy_entropy),
+            "value_accuracy": jnp.mean(parts.value_accuracy),
+            "grad_norm": jnp.mean(grad_norm), "trained": ready.astype(jnp.float32),
+            "games": stats.games, "black_wins": stats.black_wins,
+            "white_wins": stats.white_wins,
+            "draws": stats.games - stats.black_wins - stats.white_wins,
+            "mean_game_length": stats.total_length / finished,
+            "positions": stats.moves, "samples_kept": jnp.sum(valid),
+            "buffer_size": buffer.size, "sgd_steps": steps,
+        }
+        return new_state, {k: jnp.asarray(v, jnp.float32) for k, v in metrics.items()}
+
+    def training_batch(self, buffer: replay.Replay, key: jax.Array) -> Sample:
+        """`optim.batch_size` samples: uniform from the buffer, `replay.tactical_fraction` of
+        them fresh tactical examples, each under a random D4 symmetry; sharded on "data"."""
+        cfg = self.config
+        k_buf, k_tac, k_aug = jax.random.split(key, 3)
+        n = cfg.optim.batch_size
+        n_tac = int(round(cfg.replay.tactical_fraction * n))
+        batch = replay.sample(buffer, k_buf, n - n_tac)
+        if n_tac:
+            from gomoku_jax.train.tactical import tactical_examples
+
+            extra = tactical_examples(self.game_config, k_tac, n_tac)
+            batch = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), batch, extra)
+        batch = self._constrain(batch, self.data)
+        return augment.augment(batch, k_aug)
+
+    # ------------------------------------------------------------------ playing
+
+    def agent(self, num_simulations: Optional[int] = None, search_config: Optional[
+            SearchConfig] = None):
+        """The trained network inside PUCT search, for the arena: greedy, no root noise.
+        Its params are `state.variables`."""
+        from gomoku_jax.agents.mcts import MCTSAgent
+
+        sc = search_config or dataclasses.replace(self.config.search, greedy=True,
+                                                  dirichlet_fraction=0.0)
+        return MCTSAgent(evaluator="network", network=self.model.apply, search_config=sc,
+                         num_simulations=num_simulations or self.config.eval.agent_simulations)

@@ -1,0 +1,93 @@
+"""The training step: loss, optimiser and K SGD steps in one `lax.scan`.
+
+Loss per sample (seed 001): cross-entropy of the network's policy (illegal moves masked
+out) against the search policy, plus `value_weight` × (v − z)², averaged with the samples'
+weights; weight decay comes from AdamW (decoupled, optax).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from gomoku_jax.game.observe import observe
+from gomoku_jax.nets.resnet import PolicyValueModel
+from gomoku_jax.train.config import OptimSection
+
+_NEG = -1e9
+
+
+class LossParts(NamedTuple):
+    """Weighted means over a batch (float32[] each)."""
+
+    loss: jax.Array
+    policy_loss: jax.Array
+    value_loss: jax.Array
+    policy_entropy: jax.Array  # of the targets: the floor of policy_loss
+    value_accuracy: jax.Array  # sign(v) == sign(z) among decided targets
+
+
+def make_optimizer(optim: OptimSection, total_steps: int) -> optax.GradientTransformation:
+    """AdamW with the configured schedule and optional global-norm clipping."""
+    lr = optim.learning_rate
+    steps = max(total_steps, 1)
+    if optim.schedule == "cosine":
+        lr = optax.cosine_decay_schedule(lr, steps)
+    elif optim.schedule == "warmup_cosine":
+        warm = min(optim.warmup_steps, steps - 1)
+        lr = optax.warmup_cosine_decay_schedule(0.0, lr, max(warm, 0), steps)
+    adamw = optax.adamw(lr, weight_decay=optim.weight_decay)
+    if optim.grad_clip > 0:
+        return optax.chain(optax.clip_by_global_norm(optim.grad_clip), adamw)
+    return adamw
+
+
+def losses(model: PolicyValueModel, params: Any, batch_stats: Any, obs: jax.Array,
+           legal: jax.Array, policy: jax.Array, value: jax.Array, weight: jax.Array,
+           value_weight: jax.Array, value_coef: float) -> tuple[LossParts, Any]:
+    """(LossParts, updated batch_stats) of a batch: obs float32[B, N, N, C], legal bool[B, A],
+    policy float32[B, A], value / weight / value_weight float32[B]."""
+    (logits, v), new_stats = model.apply_train(params, batch_stats, obs)
+    log_p = jax.nn.log_softmax(jnp.where(legal, logits, _NEG))
+    xent = -jnp.sum(jnp.where(policy > 0, policy * log_p, 0.0), axis=-1)
+    entropy = -jnp.sum(jnp.where(policy > 0, policy * jnp.log(jnp.maximum(policy, 1e-30)),
+                                 0.0), axis=-1)
+    sq = (v - value) ** 2
+    total = jnp.maximum(jnp.sum(weight), 1e-6)
+    vw = weight * value_weight
+    v_total = jnp.maximum(jnp.sum(vw), 1e-6)
+    policy_loss = jnp.sum(weight * xent) / total
+    value_loss = jnp.sum(vw * sq) / v_total
+    decided = vw * (value != 0)
+    accuracy = jnp.sum(decided * (jnp.sign(v) == jnp.sign(value))) / jnp.maximum(
+        jnp.sum(decided), 1e-6)
+    parts = LossParts(policy_loss + value_coef * value_loss, policy_loss, value_loss,
+                      jnp.sum(weight * entropy) / total, accuracy)
+    return parts, new_stats
+
+
+def batch_inputs(samples) -> tuple[jax.Array, jax.Array]:
+    """(obs float32[B, N, N, C], legal bool[B, A]) of a batch of `Sample`s."""
+    return observe(samples.state), samples.state.legal_action_mask
+
+
+def sgd_step(model: PolicyValueModel, optimizer: optax.GradientTransformation,
+             value_coef: float, params: Any, batch_stats: Any, opt_state: Any, samples
+             ) -> tuple[Any, Any, Any, LossParts, jax.Array]:
+    """One optimiser update on a batch of samples:
+    (params, batch_stats, opt_state, LossParts before the update, gradient norm)."""
+    obs, legal = batch_inputs(samples)
+
+    def loss_fn(p, s):
+        parts, stats = losses(model, p, s, obs, legal, samples.policy, samples.value,
+                              samples.weight, samples.value_weight, value_coef)
+        return parts.loss, (parts, stats)
+
+    (_, (parts, new_stats)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
+        params, batch_stats)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    return (optax.apply_updates(params, updates), new_stats, opt_state, parts,
+            optax.global_norm(grads))
