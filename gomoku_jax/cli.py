@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 def build_parser() -> argparse.ArgumentParser:
     from gomoku_jax import demo
     from gomoku_jax.benchmarks import env_throughput
-    from gomoku_jax.io import pbrain
+    from gomoku_jax.io import export, pbrain
     from gomoku_jax.eval import arena, tactics_report, tournament
     from gomoku_jax.train import cli as train_cli
 
@@ -44,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
         "tactics", help="agents' solve rates on the tactical suite (a markdown table)",
         description=tactics_report.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     tactics_report.build_parser(puzzles).set_defaults(run=tactics_report.main, cache=True)
+    exporter = sub.add_parser(
+        "export", help="a trained network as serialized StableHLO (jax.export) + JSON metadata",
+        description=export.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    export.build_parser(exporter).set_defaults(run=export.main, cache=False)
     trainer = sub.add_parser(
         "train", help="AlphaZero self-play training from a preset (arena table at the end)",
         description=train_cli.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import pathlib
 import types
 
 import jax
@@ -66,6 +67,21 @@ def play_moves(env, moves) -> list:
 @pytest.fixture(scope="session")
 def env15():
     return gomoku_jax.make("gomoku")
+
+
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory) -> pathlib.Path:
+    """A run directory of `gomoku-jax train`, made once per session: the "test" preset
+    (7x7, four in a row, canonical observation, tiny net, eval agent with 4 simulations)
+    for one iteration, so it holds one checkpoint, step 1."""
+    from gomoku_jax.train import config as train_config, loop
+
+    run_dir = tmp_path_factory.mktemp("trained_run")
+    config = train_config.override(train_config.preset("test"), [
+        "replay.tactical_fraction=0", "run.iterations=1", "eval.every=0",
+        "eval.opponents=random"])
+    loop.train(config, run_dir, progress=False)
+    return run_dir
 
 
 @dataclasses.dataclass(frozen=True)

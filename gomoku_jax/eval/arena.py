@@ -10,6 +10,12 @@ The `gomoku-jax arena` subcommand is `main` here:
 
     gomoku-jax arena --a heuristic --b random --board-size 9 --games 64
     gomoku-jax arena --a heuristic:defence=1.2 --b heuristic --openings my_openings.txt
+    gomoku-jax arena --checkpoint runs/quick --a trained --b heuristic
+    gomoku-jax arena --checkpoint runs/quick --a trained:num_simulations=256 \\
+        --b policy:evaluator=network
+
+With `--checkpoint` (a run directory of `gomoku-jax train`) the game is the network's: the
+board size, win length and rule default to the run's, and other values are refused.
 """
 
 from __future__ import annotations
@@ -268,24 +274,66 @@ def run_match(env: Gomoku, agent_a: Agent, agent_b: Agent, key: jax.Array,
 # ---------------------------------------------------------------------------- command line
 
 
+GAME_FLAGS = ("board_size", "win_length", "rule")
+
+
 def add_game_arguments(parser: argparse.ArgumentParser, board_size: int = 15) -> None:
-    """The flags shared by arena and tournament: the game, games, openings, seed."""
-    parser.add_argument("--board-size", type=int, default=board_size)
-    parser.add_argument("--win-length", type=int, default=5)
-    parser.add_argument("--rule", default="freestyle", help="freestyle or exact5")
+    """The flags shared by arena and tournament: the game, openings, seed and a trained
+    network (--checkpoint, --step). The game flags default to None, which `setup_game`
+    reads as the checkpoint's game, else as board_size / 5 / freestyle."""
+    parser.add_argument("--board-size", type=int,
+                        help=f"board N (default {board_size}, or the checkpoint's)")
+    parser.add_argument("--win-length", type=int, help="k (default 5, or the checkpoint's)")
+    parser.add_argument("--rule", help="freestyle or exact5 (default freestyle, or the "
+                                       "checkpoint's)")
+    parser.set_defaults(game_defaults={"board_size": board_size, "win_length": 5,
+                                       "rule": "freestyle"})
     parser.add_argument("--openings", metavar="FILE",
                         help="openings file: one move list per line of (row, col) offsets from "
                              "the centre, or JSON (default: the 8 built-in 3-stone openings)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkpoint", metavar="PATH",
+                        help="a trained network: a run directory of `gomoku-jax train`, its "
+                             "checkpoints/ directory or checkpoints/<step>. Agent specs "
+                             "'trained[:num_simulations=S]' (the run's eval agent) and "
+                             "'mcts|gumbel|policy:evaluator=network,...' then play with it, on "
+                             "its game")
+    parser.add_argument("--step", type=int, metavar="N",
+                        help="the checkpoint step to load (default: the latest)")
 
 
-def setup_game(args: argparse.Namespace) -> tuple[Gomoku, tuple[Opening, ...]]:
-    """(env, openings) from the flags of `add_game_arguments`; SystemExit on bad values."""
+def load_network(args: argparse.Namespace):
+    """The `TrainedNetwork` of --checkpoint / --step, or None; SystemExit on a bad path."""
+    from gomoku_jax.eval.trained import load_for_cli
+
+    return load_for_cli(getattr(args, "checkpoint", None), getattr(args, "step", None))
+
+
+def setup_game(args: argparse.Namespace, network=None) -> tuple[Gomoku, tuple[Opening, ...]]:
+    """(env, openings) from the flags of `add_game_arguments`; SystemExit on bad values.
+
+    With `network` (a `TrainedNetwork`), the env is the network's game (its observation
+    form and feature plane included) and game flags that were given must match it."""
     import gomoku_jax
 
+    given = {k: getattr(args, k, None) for k in GAME_FLAGS}
     try:
-        env = gomoku_jax.make("gomoku", board_size=args.board_size,
-                              win_length=args.win_length, rule=args.rule)
+        if network is not None:
+            game = network.game_config
+            wrong = [f"--{k.replace('_', '-')} {v}" for k, v in given.items()
+                     if v is not None and v != getattr(game, k)]
+            if wrong:
+                raise ValueError(
+                    f"{', '.join(wrong)} doesn't match the checkpoint's game "
+                    f"({game.board_size}x{game.board_size}, win length {game.win_length}, "
+                    f"{game.rule}); a network plays only the game it was trained on: leave "
+                    f"these flags out")
+            env = Gomoku.from_config(game)
+        else:
+            defaults = getattr(args, "game_defaults", None) or {
+                "board_size": 15, "win_length": 5, "rule": "freestyle"}
+            env = gomoku_jax.make("gomoku", **{k: defaults[k] if v is None else v
+                                               for k, v in given.items()})
         openings = (openings_lib.load_openings(args.openings) if args.openings
                     else DEFAULT_OPENINGS)
         openings_lib.opening_states(env, openings)  # validate on this board now
@@ -313,22 +361,29 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
 def main(args: argparse.Namespace) -> int:
     from gomoku_jax.eval.specs import make_agent
 
-    env, openings = setup_game(args)
+    network = load_network(args)
+    env, openings = setup_game(args, network)
     try:
-        agent_a, agent_b = make_agent(args.a), make_agent(args.b)
+        agent_a, agent_b = make_agent(args.a, network), make_agent(args.b, network)
         g = per_opening_colour(args.games, len(openings))
     except ValueError as e:
         raise SystemExit(f"error: {e}")
+    params = [None if network is None else network.params_for(a) for a in (agent_a, agent_b)]
     t0 = time.perf_counter()
     result = run_match(env, agent_a, agent_b, jax.random.key(args.seed), g, openings,
-                       names=(args.a, args.b))
+                       *params, names=(args.a, args.b))
     seconds = time.perf_counter() - t0
     print(result.summary())
+    if network is not None:
+        print(f"  network: {network.describe()}")
     print(f"  {seconds:.1f} s on {jax.default_backend()} (compiling included)")
     if args.per_opening:
         print()
         print(result.per_opening_table())
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(result.to_dict() | {"seed": args.seed}, f, indent=1)
+            extra = {"seed": args.seed}
+            if network is not None:
+                extra["checkpoint"] = network.to_dict()
+            json.dump(result.to_dict() | extra, f, indent=1)
     return 0

@@ -25,7 +25,7 @@ import numpy as np
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.benchmarks.timing import markdown_table
 from gomoku_jax.eval import elo
-from gomoku_jax.eval.arena import (MatchResult, Record, add_game_arguments,
+from gomoku_jax.eval.arena import (MatchResult, Record, add_game_arguments, load_network,
                                    per_opening_colour, run_match, setup_game)
 from gomoku_jax.eval.openings import DEFAULT_OPENINGS
 from gomoku_jax.eval.specs import make_agent, split_specs
@@ -210,10 +210,12 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
 
 
 def main(args: argparse.Namespace) -> int:
-    env, openings = setup_game(args)
+    network = load_network(args)
+    env, openings = setup_game(args, network)
     try:
         specs = split_specs(args.agents)
-        entrants = [(s, make_agent(s)) for s in specs]
+        entrants = [(s, make_agent(s, network)) for s in specs]
+        params = {} if network is None else {s: network.params_for(a) for s, a in entrants}
         g = per_opening_colour(args.games, len(openings))
         if args.prior_draws < 0:
             raise ValueError(f"--prior-draws must be >= 0, got {args.prior_draws}")
@@ -232,7 +234,7 @@ def main(args: argparse.Namespace) -> int:
           f"{2 * len(openings) * g} games per pair:", flush=True)
     try:
         result = run_tournament(env, entrants, jax.random.key(args.seed), g, openings,
-                                anchor=args.anchor, prior_draws=args.prior_draws,
+                                params=params, anchor=args.anchor, prior_draws=args.prior_draws,
                                 progress=report)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
@@ -244,5 +246,8 @@ def main(args: argparse.Namespace) -> int:
             f.write(table + "\n")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(result.to_dict() | {"seed": args.seed}, f, indent=1)
+            extra = {"seed": args.seed}
+            if network is not None:
+                extra["checkpoint"] = network.to_dict()
+            json.dump(result.to_dict() | extra, f, indent=1)
     return 0

@@ -9,6 +9,15 @@ import jax.numpy as jnp
 
 from gomoku_jax.game.state import BLACK, State
 
+# The channels `observe` makes, in order, for each form (a feature plane, when the config
+# has one, is appended as channel 5).
+PLANES = {
+    "absolute": ("black stones", "white stones", "last black move", "last white move",
+                 "ones when black is to move"),
+    "canonical": ("own stones", "opponent stones", "own last move", "opponent last move",
+                  "ones when the own colour is black"),
+}
+
 
 def _move_plane(action: jax.Array, num_actions: int) -> jax.Array:
     """float32[..., N*N]: one-hot of `action`, all zeros for -1 (or any index off the board)."""

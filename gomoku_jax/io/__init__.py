@@ -1,1 +1,2 @@
-"""Ways in and out for other programs: the Gomocup (piskvork) engine protocol (`pbrain`)."""
+"""Ways in and out for other programs: the Gomocup (piskvork) engine protocol (`pbrain`) and
+trained networks exported as serialized StableHLO (`export`)."""

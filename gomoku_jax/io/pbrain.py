@@ -38,6 +38,12 @@ compiled at START in cheaper copies too (1/4, 1/16 of the simulations) and each 
 the strongest copy whose measured move time fits; other agents are only timed. Nothing is
 compiled while a move is on the clock, except after an INFO rule that changes the rule
 (compiled when the INFO arrives).
+
+A trained network (`--checkpoint RUN_DIR`, a run of `gomoku-jax train`) plays its own game
+only: START with another board size is an ERROR, and the win length is the run's. The
+agent is then the run's eval agent (`--agent trained`, the default: greedy PUCT with the
+run's search config and `eval.agent_simulations`; `--agent-config num_simulations=S`), or
+`mcts`, `gumbel` or `policy` with `evaluator=network` (their default with a checkpoint).
 """
 
 from __future__ import annotations
@@ -48,8 +54,7 @@ import dataclasses
 import re
 import sys
 import time
-from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TextIO
 
 import jax
 import jax.numpy as jnp
@@ -58,11 +63,15 @@ import numpy as np
 import gomoku_jax
 from gomoku_jax import agents
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.game.config import MAX_BOARD_SIZE, MIN_BOARD_SIZE
+from gomoku_jax.eval.specs import NETWORK, TRAINED, build_agent, trained_agent
+from gomoku_jax.game.config import MAX_BOARD_SIZE, MIN_BOARD_SIZE, GameConfig
 from gomoku_jax.game.env import Gomoku
 from gomoku_jax.game.positions import winning_colours
 from gomoku_jax.game.state import BLACK, WHITE
 from gomoku_jax.io.player import TimedPlayer, simulations
+
+if TYPE_CHECKING:
+    from gomoku_jax.eval.trained import TrainedNetwork
 
 OWN, OPPONENT, EMPTY = 1, -1, 0  # the engine's board: our stones vs the opponent's
 FIELDS = {1: OWN, 2: OPPONENT}  # BOARD's FIELD values
@@ -125,6 +134,10 @@ class PbrainEngine:
       params: the agent's parameters (None for agents without networks).
       rule: the rule until an INFO rule says otherwise ("freestyle" or "exact5").
       win_length: stones in a row that win (5 in Gomocup).
+      game: a fixed game for an agent that plays only one (a trained network's
+        `game_config`): START accepts only its board size (other sizes are an ERROR), its
+        win length, observation form and feature plane are used (`win_length` is ignored),
+        and INFO rule still sets the rule, with a MESSAGE when it differs from the game's.
       seed: seeds the agent's random keys.
       levels: how many variants (see `player.variants`) to compile for agents with
         `num_simulations`.
@@ -141,17 +154,21 @@ class PbrainEngine:
 
     def __init__(self, agent: Agent | str = "heuristic", agent_config: Optional[dict] = None, *,
                  params: Any = None, rule: str = "freestyle", win_length: int = 5,
-                 seed: int = 0, levels: int = 3, safety: float = 0.8, margin_s: float = 0.05,
+                 game: Optional[GameConfig] = None, seed: int = 0, levels: int = 3,
+                 safety: float = 0.8, margin_s: float = 0.05,
                  match_divisor: float = 20.0, verbose: bool = False,
                  clock: Callable[[], float] = time.perf_counter):
         if isinstance(agent, str):
             agent = agents.make(agent, **(agent_config or {}))
         elif agent_config:
             raise ValueError("agent_config goes with an agent name, not an Agent instance")
+        if game is not None:
+            win_length = game.win_length
         Gomoku(MIN_BOARD_SIZE, min(win_length, MIN_BOARD_SIZE), rule)  # validates the rule
         self.agent = agent
         self.player = TimedPlayer(agent, params, levels=levels, clock=clock)
         self.win_length = win_length
+        self.game = game
         self.safety, self.margin_s, self.match_divisor = safety, margin_s, match_divisor
         self.verbose = verbose
         self._base_key = jax.random.key(seed)
@@ -246,10 +263,14 @@ class PbrainEngine:
         if not MIN_BOARD_SIZE <= n <= MAX_BOARD_SIZE:
             raise ProtocolError(f"board size {n} is not supported (START N with N in "
                                 f"{MIN_BOARD_SIZE}..{MAX_BOARD_SIZE})")
+        if self.game is not None and n != self.game.board_size:
+            m = self.game.board_size
+            raise ProtocolError(f"board size {n} is not supported: this engine's network "
+                                f"plays only {m}x{m} (START {m})")
         if self.win_length > n:
             raise ProtocolError(f"board size {n} is smaller than the win length "
                                 f"{self.win_length}")
-        env = Gomoku(n, self.win_length, self.rule)
+        env = self._env(n, self.rule)
         self.player.prepare(env, self._next_key())  # compile + warm up before OK
         self.env, self.size = env, n
         self.board = np.zeros((n, n), np.int8)
@@ -326,9 +347,19 @@ class PbrainEngine:
         if rule != self.rule:
             self.rule = rule
             if self.size is not None:  # compile now, not on the next move's clock
-                self.env = Gomoku(self.size, self.win_length, rule)
+                self.env = self._env(self.size, rule)
                 self.player.prepare(self.env, self._next_key())
-        return [] if note is None else [_line("MESSAGE", note)]
+        notes = [] if note is None else [note]
+        if self.game is not None and rule != self.game.rule:
+            notes.append(f"the network was trained for {self.game.rule}; playing {rule} "
+                         f"with it")
+        return [_line("MESSAGE", n) for n in notes]
+
+    def _env(self, n: int, rule: str) -> Gomoku:
+        if self.game is None:
+            return Gomoku(n, self.win_length, rule)
+        # The network's own inputs (observation form, feature plane) under the new rule.
+        return Gomoku.from_config(dataclasses.replace(self.game, rule=rule))
 
     def _about(self, arg: str) -> list[str]:
         self._no_argument("ABOUT", arg)
@@ -557,15 +588,21 @@ def _convert(agent: str, key: str, raw: str, field: dataclasses.Field) -> Any:
 
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
     parser = parser or argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--agent", default="heuristic", choices=sorted(agents.REGISTRY),
-                        help="the registered agent that plays (default: heuristic)")
+    parser.add_argument("--agent", choices=sorted(agents.REGISTRY) + [TRAINED],
+                        help="the agent that plays: a registered agent, or 'trained' (the "
+                             "checkpoint's eval agent); default: heuristic, or trained with "
+                             "--checkpoint")
     parser.add_argument("--agent-config", action="append", default=[], metavar="KEY=VALUE",
                         help="an agent config field, e.g. defence=1.2 (repeatable)")
     parser.add_argument("--checkpoint", metavar="PATH",
-                        help="network parameters for the agent; no agent in this version has "
-                             "a network, so any checkpoint is refused with an error")
-    parser.add_argument("--rule", default="freestyle", choices=["freestyle", "exact5"],
-                        help="the rule until the manager sends INFO rule")
+                        help="a trained network: a run directory of `gomoku-jax train`, its "
+                             "checkpoints/ directory or checkpoints/<step>; the engine then "
+                             "plays only the run's board size and win length")
+    parser.add_argument("--step", type=int, metavar="N",
+                        help="the checkpoint step to load (default: the latest)")
+    parser.add_argument("--rule", choices=["freestyle", "exact5"],
+                        help="the rule until the manager sends INFO rule (default: freestyle, "
+                             "or the checkpoint's)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the agent's random keys")
     parser.add_argument("--levels", type=int, default=3,
                         help="cheaper variants (1/4, 1/16 ... of num_simulations) compiled "
@@ -575,22 +612,73 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     return parser
 
 
-def main(args: argparse.Namespace) -> int:
-    if args.checkpoint is not None:
-        path = Path(args.checkpoint)
-        if not path.exists():
-            raise SystemExit(f"error: --checkpoint {path}: no such file or directory")
-        raise SystemExit(f"error: --checkpoint {path}: no agent in this version loads network "
-                         f"parameters (there are no trained networks yet); leave --checkpoint "
-                         f"out")
+def network_agent(name: str, pairs: Sequence[str], network: "TrainedNetwork") -> Agent:
+    """The agent that plays with `network`: `trained` (the run's eval agent; only
+    num_simulations=S may be set) or `mcts` / `gumbel` / `policy`, whose evaluator defaults
+    to "network" here.
+
+    Raises:
+      ValueError: an agent that has no network, an evaluator other than "network", or a bad
+        KEY=VALUE.
+    """
+    if name == TRAINED:
+        config = {}
+        for pair in pairs:
+            key, sep, raw = pair.partition("=")
+            if not sep or key.strip() != "num_simulations":
+                raise ValueError(f"agent {TRAINED!r} takes only --agent-config "
+                                 f"num_simulations=S, got {pair!r}")
+            try:
+                config["num_simulations"] = int(raw)
+            except ValueError:
+                raise ValueError(f"--agent-config {pair!r}: expected an int") from None
+        return trained_agent(config, network)
+    fields = {f.name for f in dataclasses.fields(agents.REGISTRY[name])}
+    if "evaluator" not in fields:
+        raise ValueError(f"agent {name!r} has no network to take from --checkpoint; use "
+                         f"--agent {TRAINED} (the default with a checkpoint), or one of mcts, "
+                         f"gumbel, policy")
+    config = {"evaluator": NETWORK, **parse_agent_config(name, pairs)}
+    if config["evaluator"] != NETWORK:
+        raise ValueError(f"with --checkpoint, agent {name!r} plays with the network "
+                         f"(evaluator=network), not evaluator={config['evaluator']}")
+    return build_agent(name, config, network)
+
+
+def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
+    """The engine the flags of `build_parser` describe; SystemExit("error: ...") for bad
+    ones (a bad checkpoint path included)."""
+    from gomoku_jax.eval.trained import load_for_cli
+
     if args.levels < 1:
         raise SystemExit(f"error: --levels must be >= 1, got {args.levels}")
+    network = load_for_cli(args.checkpoint, args.step)
+    name = args.agent or (TRAINED if network is not None else "heuristic")
     try:
-        config = parse_agent_config(args.agent, args.agent_config)
-        engine = PbrainEngine(args.agent, config, rule=args.rule, seed=args.seed,
-                              levels=args.levels, verbose=args.verbose)
+        if network is None:
+            if name == TRAINED:
+                raise ValueError(f"--agent {TRAINED} is a trained network's agent: give "
+                                 f"--checkpoint PATH (a run directory)")
+            config = parse_agent_config(name, args.agent_config)
+            agent = build_agent(name, config)
+            engine = PbrainEngine(agent, rule=args.rule or "freestyle", seed=args.seed,
+                                  levels=args.levels, verbose=args.verbose)
+        else:
+            game = network.game_config
+            agent = network_agent(name, args.agent_config, network)
+            if args.rule is not None and args.rule != game.rule:
+                print(f"warning: the network was trained for {game.rule}; playing {args.rule} "
+                      f"with it until INFO rule says otherwise", file=sys.stderr)
+            engine = PbrainEngine(agent, params=network.variables, game=game,
+                                  rule=args.rule or game.rule, seed=args.seed,
+                                  levels=args.levels, verbose=args.verbose)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
+    return engine
+
+
+def main(args: argparse.Namespace) -> int:
+    engine = engine_from_args(args)
     for stream in (sys.stdin, sys.stdout):
         if hasattr(stream, "reconfigure"):  # undecodable bytes must not end the engine
             stream.reconfigure(errors="replace")

@@ -24,7 +24,10 @@ Seed features, each a `SearchConfig` field with the seed's default:
   W/N in [-1, 1] with 0 for an unvisited move; mctx's "parent_and_siblings" and "min_max"
   give an unvisited move the lowest value in sight, so a move with a small prior is
   never tried once a sibling looks fine, which hides short tactical wins (see
-  `eval/tactics.py`).
+  `eval/tactics.py`); "parent" is W/N with an unvisited move at the node's own mean value
+  (first-play urgency = parent value, as Leela Zero), which keeps a learned value that is
+  biased for one side (all moves near -1, say) from turning that side's search into
+  uniform exploration while the other side's search follows its prior.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from gomoku_jax.search.evaluators import Evaluator
 PROXIMITY_MODES = ("soft", "hard", "off")
 SYMMETRY_MODES = ("random", "average", "none")
 ALGORITHMS = ("muzero", "gumbel")
-Q_TRANSFORMS = ("alphazero", "parent_and_siblings", "min_max")
+Q_TRANSFORMS = ("alphazero", "parent", "parent_and_siblings", "min_max")
 _NEG = jnp.finfo(jnp.float32).min  # not -inf: a softmax over all-masked rows stays finite
 
 
@@ -210,9 +213,18 @@ def alphazero_qtransform(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:
     return jnp.where(visited, tree.qvalues(node_index), 0.0)
 
 
+def parent_value_qtransform(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:
+    """float32[A]: Q(s, a) = W / N for visited children, the node's mean value for
+    unvisited ones."""
+    visited = tree.children_visits[node_index] > 0
+    return jnp.where(visited, tree.qvalues(node_index), tree.node_values[node_index])
+
+
 def _qtransform(config: SearchConfig):
     if config.q_transform == "alphazero":
         return alphazero_qtransform
+    if config.q_transform == "parent":
+        return parent_value_qtransform
     if config.q_transform == "min_max":
         return functools.partial(mctx.qtransform_by_min_max, min_value=-1.0, max_value=1.0)
     return mctx.qtransform_by_parent_and_siblings

@@ -97,6 +97,14 @@ class AlphaZero:
         self.replicated = NamedSharding(self.mesh, P())
         self.data = NamedSharding(self.mesh, P("data"))
 
+    @property
+    def sgd_unroll(self) -> int:
+        """`optim.unroll`, with 0 resolved for the mesh's platform."""
+        if self.config.optim.unroll:
+            return self.config.optim.unroll
+        on_cpu = self.mesh.devices.flat[0].platform == "cpu"
+        return self.config.optim.sgd_steps if on_cpu else 1
+
     # ------------------------------------------------------------------ state and shardings
 
     def _fresh(self, key: jax.Array) -> TrainState:
@@ -171,7 +179,7 @@ class AlphaZero:
 
         (params, batch_stats, opt_state), (parts, grad_norm) = jax.lax.scan(
             sgd, (state.params, state.batch_stats, state.opt_state),
-            jax.random.split(k_train, cfg.optim.sgd_steps))
+            jax.random.split(k_train, cfg.optim.sgd_steps), unroll=self.sgd_unroll)
         steps = state.sgd_steps + jnp.where(ready, cfg.optim.sgd_steps, 0).astype(jnp.int32)
         new_state = TrainState(params, batch_stats, opt_state, buffer, games,
                                jax.random.key_data(key), state.iteration + 1, steps)

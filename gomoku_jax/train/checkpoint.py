@@ -77,6 +77,29 @@ def save(mgr: ocp.CheckpointManager, step: int, state: Any, variables: NetVars) 
     mgr.wait_until_finished()
 
 
+def _check_saved(item_dir: pathlib.Path, target: Any, message: str) -> None:
+    """ValueError(message + the differences) unless the arrays saved in `item_dir` have the
+    tree, shapes and dtypes of `target`. Checked on the metadata, before restoring: an orbax
+    restore that fails part-way leaves reads pending, which warn (or worse) when collected."""
+    try:
+        saved = ocp.StandardCheckpointHandler().metadata(item_dir).tree
+    except Exception:  # no readable metadata: let the restore itself report
+        return
+
+    def shapes(tree):
+        out = {}
+        for path, x in jax.tree_util.tree_flatten_with_path(tree)[0]:
+            name = "/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path)
+            out[name] = (tuple(x.shape), str(x.dtype))
+        return out
+
+    want, have = shapes(target), shapes(saved)
+    diffs = [f"{k}: saved {have.get(k, 'nothing')}, expected {want.get(k, 'nothing')}"
+             for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]
+    if diffs:
+        raise ValueError(f"{message}: {len(diffs)} array(s) differ, e.g. {'; '.join(diffs[:3])}")
+
+
 def restore_state(mgr: ocp.CheckpointManager, abstract_state: Any,
                   step: Optional[int] = None) -> Any:
     """The TrainState of `step` (default: the latest) with the shapes and shardings of
@@ -85,6 +108,9 @@ def restore_state(mgr: ocp.CheckpointManager, abstract_state: Any,
     if step is None:
         raise ValueError(f"no checkpoint in {mgr.directory}")
     leaves, treedef = jax.tree.flatten(abstract_state)
+    _check_saved(pathlib.Path(mgr.directory) / str(step) / "state", _flat(abstract_state),
+                 f"checkpoint {step} in {mgr.directory} does not match this config's train "
+                 f"state")
     try:
         flat = mgr.restore(step, args=ocp.args.Composite(
             state=ocp.args.StandardRestore(_flat(abstract_state))))["state"]
@@ -135,6 +161,8 @@ def load_network(path: str | pathlib.Path, step: Optional[int] = None
         raise ValueError(f"{run_dir} has no checkpoint {step}; it has {sorted(mgr.all_steps())}")
     abstract = model.abstract_vars()
     target = _network_dicts(abstract)
+    _check_saved(pathlib.Path(mgr.directory) / str(step) / "network", target,
+                 f"checkpoint {step} in {run_dir} does not match its config")
     try:
         dicts = mgr.restore(step, args=ocp.args.Composite(
             network=ocp.args.StandardRestore(target)))["network"]

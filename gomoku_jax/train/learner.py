@@ -90,4 +90,4 @@ def sgd_step(model: PolicyValueModel, optimizer: optax.GradientTransformation,
         params, batch_stats)
     updates, opt_state = optimizer.update(grads, opt_state, params)
     return (optax.apply_updates(params, updates), new_stats, opt_state, parts,
-            optax.global_norm(grads))
+            optax.tree_utils.tree_norm(grads))

@@ -45,12 +45,15 @@ def tactical_examples(config: GameConfig, key: jax.Array, num: int, *, min_stone
     max_stones], black first, alternating, each stone near the earlier ones); an anchor, the
     four's gap, on an empty cell near them; k-1 stones of the attacker (the mover for
     complete-five, the opponent for block-four) on the other cells of a random k-cell line
-    through the anchor that fits on the board; the two cells just beyond the line either
-    empty or the defender's (never the attacker's, which could make a five or an overline),
-    and for block-four the one beyond the stones is the defender's when the gap is at an end
-    (else the four is open); stone counts balanced for the side to move by removing random
-    stones of the excess colour off the line, then, if too few, adding stones of the other
-    colour near the others. So the final stone count is about s, not exactly.
+    through the anchor that fits on the board; the two flanks (the cells just beyond the
+    line) empty or the defender's at random, never the attacker's (that could make a five or
+    an overline); when the gap is at an end, the cell after the far flank sometimes the
+    attacker's, so that the far flank, if empty, makes an overline (no win under exact5, a
+    second winning cell under freestyle), and for block-four the far flank the defender's
+    unless that overline keeps the four from being open; no other attacker stone on the
+    cells after the flanks; stone counts balanced for the side to move by removing random
+    stones of the excess colour off these cells, then, if too few, adding stones of the
+    other colour near the others. So the final stone count is about s, not exactly.
 
     Args:
       config: the game (static); any board size, k and rule.
@@ -93,9 +96,9 @@ def _example(config: GameConfig, key: jax.Array, min_stones: int, max_stones: in
     n, k = config.board_size, config.win_length
     a = n * n
     # One draw of uniforms for everything (a threefry call per random choice compiles slowly).
-    scalars, flank_u, stone_u, drop_u, add_u = jnp.split(
-        jax.random.uniform(key, (9 + (k + 2) + max_stones + 2 * a,)),
-        np.cumsum([9, k + 2, max_stones, a]))
+    scalars, end_u, stone_u, drop_u, add_u = jnp.split(
+        jax.random.uniform(key, (9 + (k + 4) + max_stones + 2 * a,)),
+        np.cumsum([9, k + 4, max_stones, a]))
     u_kind, u_mover, u_count, u_anchor, u_line, u_last_b, u_last_w, u_last_four, u_player = (
         scalars)
 
@@ -118,22 +121,33 @@ def _example(config: GameConfig, key: jax.Array, min_stones: int, max_stones: in
                            (jnp.arange(max_stones), stone_u))
 
     # The line: anchor (the gap) near the stones; (direction, gap position) among those whose
-    # k cells fit. Positions -1 and k (indices 0, k+1 below) are the cells just beyond it.
+    # k cells fit. Along it, positions -2..k+1 (indices 0..k+3 below): the outer cells, the
+    # flanks just beyond the line, and the k line cells.
     anchor = pick_legal(u_anchor, _near(flat.reshape(n, n)).reshape(a))
-    rel = np.arange(-1, k + 1)[None, :] - np.arange(k)[:, None]  # [gap position, index]
+    rel = np.arange(-2, k + 2)[None, :] - np.arange(k)[:, None]  # [gap position, index]
     rows = anchor // n + np.array([dr for dr, _ in DIRECTIONS])[:, None, None] * rel
     cols = anchor % n + np.array([dc for _, dc in DIRECTIONS])[:, None, None] * rel
-    on_board = (rows >= 0) & (rows < n) & (cols >= 0) & (cols < n)  # [4, k, k+2]
-    choice = pick_legal(u_line, jnp.all(on_board[..., 1:k + 1], -1).reshape(4 * k))
+    on_board = (rows >= 0) & (rows < n) & (cols >= 0) & (cols < n)  # [4, k, k+4]
+    choice = pick_legal(u_line, jnp.all(on_board[..., 2:k + 2], -1).reshape(4 * k))
     gap = choice % k
-    cells = jnp.where(on_board, rows * n + cols, a).reshape(4 * k, k + 2)[choice]  # a: off
-    idx = jnp.arange(k + 2)
-    flank = (idx == 0) | (idx == k + 1)
-    beyond_stones = ((gap == 0) & (idx == k + 1)) | ((gap == k - 1) & (idx == 0))
-    flank_defender = (flank_u < 0.5) | (beyond_stones & ~complete)
-    four = ~flank & (idx != gap + 1)  # the k-1 attacker stones
-    values = jnp.where(flank, jnp.where(flank_defender, defender, 0),
-                       jnp.where(four, attacker, 0)).astype(jnp.int8)
+    cells = jnp.where(on_board, rows * n + cols, a).reshape(4 * k, k + 4)[choice]  # a: off
+    on_board = cells < a
+    idx = jnp.arange(k + 4)
+    outer = (idx == 0) | (idx == k + 3)
+    flank = (idx == 1) | (idx == k + 2)
+    four = ~outer & ~flank & (idx != gap + 2)  # the k-1 attacker stones
+    # With the gap at one end, the far flank (beyond the stones) would complete a five too
+    # if empty (an open four), unless an attacker stone on the outer cell after it makes
+    # that an overline (exact5). An outer cell holds an attacker stone only there:
+    # elsewhere one could make a second four with an empty flank and the line's stones.
+    far_flank = ((gap == 0) & (idx == k + 2)) | ((gap == k - 1) & (idx == 1))
+    far_outer = ((gap == 0) & (idx == k + 3)) | ((gap == k - 1) & (idx == 0))
+    outer_attacker = far_outer & on_board & (end_u < 0.5)
+    overline = (config.rule == "exact5") & jnp.any(outer_attacker)
+    flank_defender = flank & ((end_u < 0.5) | (far_flank & ~complete & ~overline))
+    current = flat[jnp.minimum(cells, a - 1)]
+    values = jnp.select([four, flank_defender, outer_attacker, outer & (current != attacker)],
+                        [attacker, defender, attacker, current], 0).astype(jnp.int8)
     flat = flat.at[cells].set(values, mode="drop")
     protected = jnp.zeros((a,), bool).at[cells].set(True, mode="drop")
     four_cells = jnp.zeros((a,), bool).at[cells].set(four, mode="drop")

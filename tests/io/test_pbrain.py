@@ -528,8 +528,11 @@ def test_cli_help_and_bad_flags(capsys, tmp_path):
         cli.main(["pbrain", "--agent", "nobody"])
     assert e.value.code == 2 and "invalid choice: 'nobody'" in capsys.readouterr().err
     for argv, message in [
-        (["--checkpoint", str(tmp_path / "missing.ckpt")], "no such file or directory"),
-        (["--checkpoint", str(tmp_path)], "there are no trained networks yet"),
+        (["--checkpoint", str(tmp_path / "missing.ckpt")], "missing.ckpt does not exist"),
+        (["--checkpoint", str(tmp_path)], "is not a run directory"),
+        (["--agent", "trained"], "give --checkpoint PATH"),
+        (["--agent", "mcts", "--agent-config", "evaluator=network"],
+         "uses evaluator=network, which needs a trained network"),
         (["--agent-config", "nonsense=1"], "unknown config for agent 'heuristic'"),
         (["--agent-config", "defence"], "takes KEY=VALUE"),
         (["--agent-config", "defence=strong"], "expected a float"),

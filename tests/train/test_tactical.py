@@ -141,6 +141,22 @@ def test_policy_on_empty_cells_and_last_moves_on_own_stones(name):
             assert dr == 0 or dc == 0 or abs(dr) == abs(dc)
 
 
+def test_exact5_examples_include_overlines():
+    """Under exact5 some valid examples have a cell that a freestyle game would count as a
+    win (an overline): the targets must leave it out."""
+    config, freestyle = CONFIGS["9-exact5"], GameConfig(9)
+    s = draw("9-exact5")
+    differ = 0
+    for i in np.flatnonzero(s.weight[:CHECKED] == 1.0):
+        board, mover = s.state.board[i], int(s.state.color[i])
+        side = mover if s.value_weight[i] == 1.0 else -mover  # whose fives the target shows
+        support = set(np.flatnonzero(s.policy[i]).tolist())
+        loose = winning_cells(board, side, freestyle)
+        assert support == winning_cells(board, side, config) <= loose
+        differ += support != loose
+    assert differ >= 2
+
+
 def test_deterministic_per_key_and_keys_differ():
     again = jax.device_get(_jitted(CONFIGS["9-freestyle"], jax.random.key(0), NUM))
     for a, b in zip(jax.tree.leaves(draw("9-freestyle")), jax.tree.leaves(again)):

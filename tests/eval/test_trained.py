@@ -1,0 +1,112 @@
+"""Trained networks in the arena and the tournament: loading a run, the `trained` and
+`evaluator=network` specs, the game taken from the run, clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gomoku_jax import cli
+from gomoku_jax.agents import MCTSAgent, PolicyAgent
+from gomoku_jax.eval import specs, trained
+
+
+@pytest.fixture(scope="module")
+def network(trained_run):
+    return trained.load(trained_run)
+
+
+def test_load_finds_the_step_from_any_of_the_run_paths(trained_run, network):
+    assert network.step == 1 and network.run_dir == trained_run.absolute()
+    for path in (trained_run / "checkpoints", trained_run / "checkpoints" / "1"):
+        other = trained.load(path)
+        assert (other.step, other.run_dir) == (1, network.run_dir)
+    assert trained.load(trained_run, step=1).step == 1
+    with pytest.raises(ValueError, match="has no checkpoint 4; it has \\[1\\]"):
+        trained.load(trained_run, step=4)
+    game = network.game_config
+    assert (game.board_size, game.win_length, game.observation) == (7, 4, "canonical")
+    assert network.env().config == game
+    assert "step 1 (7x7 freestyle k=4" in network.describe()
+
+
+def test_specs_with_a_network(network):
+    agent = specs.make_agent("trained", network)
+    assert agent == network.agent()
+    assert isinstance(agent, MCTSAgent) and agent.evaluator == "network"
+    assert agent.num_simulations == network.config.eval.agent_simulations
+    assert agent.search_config.greedy and agent.search_config.dirichlet_fraction == 0
+    assert specs.make_agent("trained:num_simulations=16", network).num_simulations == 16
+    mcts = specs.make_agent("mcts:evaluator=network,num_simulations=8", network)
+    assert mcts.network == network.model.apply and mcts.num_simulations == 8
+    policy = specs.make_agent("policy:evaluator=network", network)
+    assert isinstance(policy, PolicyAgent) and policy.network == network.model.apply
+    for agent in (mcts, policy):
+        assert network.params_for(agent) is network.variables
+    for spec in ("random", "mcts:evaluator=heuristic"):
+        assert network.params_for(specs.make_agent(spec, network)) is None
+
+
+@pytest.mark.parametrize("spec, with_network, message", [
+    ("trained", False, "'trained' is a trained network's own agent, which needs a checkpoint"),
+    ("mcts:evaluator=network", False, "uses evaluator=network, which needs a trained network"),
+    ("trained:num_simulations=0", True, "takes an int >= 1, got 0"),
+    ("trained:greedy=false", True, "unknown config for agent 'trained': ['greedy']"),
+    ("mcts:evaluator=network,network=x", True, "the field 'network' comes from the checkpoint"),
+])
+def test_spec_errors(network, spec, with_network, message):
+    with pytest.raises(ValueError) as e:
+        specs.make_agent(spec, network if with_network else None)
+    assert message in str(e.value)
+
+
+def test_arena_trained_vs_random(trained_run, tmp_path, capsys):
+    out = tmp_path / "match.json"
+    assert cli.main(["arena", "--checkpoint", str(trained_run), "--a", "trained",
+                     "--b", "random", "--games", "16", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "trained vs random: 7x7 freestyle Gomoku (k=4), 16 games" in text
+    assert f"network: {trained_run.absolute()} step 1" in text
+    result = json.loads(out.read_text())
+    assert result["game"] == {"board_size": 7, "win_length": 4, "rule": "freestyle"}
+    assert result["games"] == 16 == result["wins"] + result["draws"] + result["losses"]
+    assert result["checkpoint"] == {"run_dir": str(trained_run.absolute()), "step": 1}
+
+
+def test_tournament_with_the_network_second(trained_run, tmp_path, capsys):
+    out = tmp_path / "table.json"
+    # The arena test's pairing (compiled programs come from the persistent cache), with
+    # the network as agent B; game flags, when given, must be the run's.
+    assert cli.main(["tournament", "--checkpoint", str(trained_run / "checkpoints" / "1"),
+                     "--agents", "random,trained", "--board-size", "7", "--win-length", "4",
+                     "--rule", "freestyle", "--games", "16", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["agents"] == ["random", "trained"]
+    assert result["games_per_pair"] == 16 and result["checkpoint"]["step"] == 1
+    assert "| rank | agent | Elo |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--checkpoint", "{tmp}/missing"], "--checkpoint {tmp}/missing: checkpoint path"),
+    (["--checkpoint", "{tmp}"], "is not a run directory"),
+    (["--checkpoint", "{run}", "--step", "3"], "has no checkpoint 3; it has [1]"),
+    (["--step", "1"], "--step 1 needs --checkpoint PATH"),
+    (["--checkpoint", "{run}", "--board-size", "9"],
+     "--board-size 9 doesn't match the checkpoint's game (7x7, win length 4, freestyle)"),
+    (["--checkpoint", "{run}", "--win-length", "5", "--rule", "exact5"],
+     "--win-length 5, --rule exact5 doesn't match"),
+    ([], "which needs a checkpoint: give --checkpoint PATH"),
+])
+def test_arena_checkpoint_errors(trained_run, tmp_path, argv, message):
+    argv = [a.format(tmp=tmp_path, run=trained_run) for a in argv]
+    with pytest.raises(SystemExit) as e:
+        cli.main(["arena", "--a", "trained", "--b", "random", *argv])
+    text = str(e.value.code)
+    assert text.startswith("error: ") and message.format(tmp=tmp_path) in text, text
+
+
+def test_game_flags_still_default_without_a_checkpoint(capsys):
+    assert cli.main(["arena", "--a", "random", "--b", "random", "--board-size", "7",
+                     "--games", "16"]) == 0
+    assert "7x7 freestyle Gomoku (k=5)" in capsys.readouterr().out

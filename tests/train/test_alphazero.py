@@ -1,0 +1,280 @@
+"""The AlphaZero run (`gomoku_jax.train.alphazero`, `.loop`, `.checkpoint`): a killed and
+resumed run reproduces the uninterrupted one exactly, 8 devices compute what 1 does, the
+run directory's files, and bad inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import jax
+import numpy as np
+import pytest
+
+from gomoku_jax.train import checkpoint, loop
+from gomoku_jax.train.alphazero import AlphaZero, make_mesh
+from gomoku_jax.train.config import override, preset
+
+# The test preset without the tactical mix-in, the arena only at the end, against random.
+CFG = override(preset("test"), ["replay.tactical_fraction=0", "eval.every=0",
+                                "eval.opponents=random", "run.iterations=3"])
+TIMING = ("seconds", "games_per_second", "positions_per_second")
+
+
+def metrics(run_dir: pathlib.Path) -> list[dict]:
+    lines = (run_dir / loop.METRICS_FILE).read_text().splitlines()
+    return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
+
+
+def final_state(run_dir: pathlib.Path):
+    mgr = checkpoint.manager(run_dir, read_only=True)
+    return jax.device_get(checkpoint.restore_state(mgr, AlphaZero(CFG).abstract_state()))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """An uninterrupted 3-iteration run, and the same run stopped after iteration 2 and
+    'killed' between iteration 2's metrics line and its checkpoint (and in the middle of
+    writing another line), then resumed by a new `train` call: it restarts from
+    checkpoint 1, whose self-play games are mid-game, redoes iteration 2 and finishes."""
+    root = tmp_path_factory.mktemp("alphazero")
+    a, b = root / "straight", root / "resumed"
+    summary_a = loop.train(CFG, a, progress=False)
+    loop.train(CFG, b, progress=False, stop_after=2)
+    assert checkpoint.manager(b, read_only=True).latest_step() == 2
+    assert json.loads((b / loop.SUMMARY_FILE).read_text())["finished"] is False
+    shutil.rmtree(b / checkpoint.CHECKPOINT_DIR / "2")
+    with (b / loop.METRICS_FILE).open("a") as f:
+        f.write('{"iteration": 3, "loss": 0.1')
+    assert checkpoint.manager(b, read_only=True).latest_step() == 1
+    summary_b = loop.train(CFG, b, progress=False)
+    return a, b, summary_a, summary_b
+
+
+def test_resumed_run_equals_uninterrupted_run(runs):
+    a, b, summary_a, summary_b = runs
+    state_a, state_b = final_state(a), final_state(b)
+    assert int(state_a.iteration) == int(state_b.iteration) == 3
+    assert int(state_a.sgd_steps) > 0, "no SGD step was taken: the test would be vacuous"
+    leaves_a, tree_a = jax.tree.flatten(state_a)
+    leaves_b, tree_b = jax.tree.flatten(state_b)
+    assert tree_a == tree_b
+    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree.flatten_with_path(state_a)[0]]
+    differ = [p for p, x, y in zip(paths, leaves_a, leaves_b) if not np.array_equal(x, y)]
+    assert not differ, f"leaves that differ after resuming: {differ}"
+    # the metrics: one line per iteration, identical but for wall-clock timings
+    ma, mb = metrics(a), metrics(b)
+    assert [m["iteration"] for m in ma] == [1, 2, 3] == [m["iteration"] for m in mb]
+    assert ma == mb
+    assert sum(m["trained"] for m in ma) >= 1 and ma[-1]["loss"] > 0
+    # the same arena games (same key, same network)
+    assert summary_a["arena"] == summary_b["arena"]
+
+
+def test_summary_json_shape(runs):
+    a, _, summary_a, _ = runs
+    summary = json.loads((a / loop.SUMMARY_FILE).read_text())
+    assert summary == summary_a
+    assert set(summary) >= {"arena", "wall_seconds"}
+    assert set(summary["arena"]) == {"random"}
+    r = summary["arena"]["random"]
+    assert set(r) >= {"score", "wins", "losses", "draws"}
+    assert all(isinstance(r[k], int) for k in ("wins", "losses", "draws"))
+    total = r["wins"] + r["losses"] + r["draws"]
+    assert total >= CFG.eval.games
+    assert r["score"] == pytest.approx((r["wins"] + 0.5 * r["draws"]) / total)
+    assert isinstance(summary["wall_seconds"], float) and summary["wall_seconds"] > 0
+    assert summary["iterations"] == 3 and summary["finished"] is True
+    # the arena is also in the last metrics line
+    assert metrics(a)[-1]["arena"] == summary["arena"]
+    assert json.loads((a / checkpoint.CONFIG_FILE).read_text()) == json.loads(CFG.to_json())
+    assert checkpoint.load_config(a) == CFG
+    # checkpoint_every=1, keep 3: steps 1..3 are all there
+    assert sorted(checkpoint.manager(a, read_only=True).all_steps()) == [1, 2, 3]
+
+
+def test_load_network_from_run_checkpoints_and_step_dirs(runs):
+    a, _, _, _ = runs
+    state = final_state(a)
+    for path, step in ((a, None), (a / "checkpoints", None), (a / "checkpoints" / "3", None),
+                       (a, 3)):
+        model, variables, config = checkpoint.load_network(path, step)
+        assert config == CFG and model == AlphaZero(CFG).model
+        for x, y in zip(jax.tree.leaves(variables), jax.tree.leaves(state.variables)):
+            np.testing.assert_array_equal(x, y)
+    _, older, _ = checkpoint.load_network(a / "checkpoints" / "1")
+    assert not all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(older.params),
+                                                        jax.tree.leaves(state.params)))
+
+
+def test_bad_inputs(runs, tmp_path):
+    a, _, _, _ = runs
+    other = override(CFG, ["run.seed=5"])
+    with pytest.raises(ValueError, match="holds a run with a different config"):
+        loop.train(other, a, progress=False)
+    with pytest.raises(ValueError, match="unknown config key 'run.bogus'"):
+        override(CFG, ["run.bogus=1"])
+    with pytest.raises(ValueError, match="does not exist"):
+        checkpoint.load_network(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="not a run directory"):
+        checkpoint.load_network(tmp_path)
+    with pytest.raises(ValueError, match="has no checkpoint 7"):
+        checkpoint.load_network(a, 7)
+    # a checkpoint restored into another config's state shape: a clear error up front
+    bigger = override(CFG, ["net.channels=8"])
+    with pytest.raises(ValueError, match=r"does not match this config's train state: \d+ "
+                                         r"array\(s\) differ, e.g. leaf_"):
+        checkpoint.restore_state(checkpoint.manager(a, read_only=True),
+                                 AlphaZero(bigger).abstract_state())
+    # a run whose config.json no longer fits its checkpoints
+    copy = tmp_path / "edited"
+    shutil.copytree(a, copy)
+    checkpoint.save_config(copy, bigger)
+    with pytest.raises(ValueError, match=r"checkpoint 3 in .* does not match its config: "
+                                         r"\d+ array\(s\) differ, e.g. batch_stats/"):
+        checkpoint.load_network(copy)
+    with pytest.raises(ValueError, match="unknown agent|agent"):
+        loop.train(override(CFG, ["eval.opponents=grandmaster"]), tmp_path / "x",
+                   progress=False)
+    with pytest.raises(ValueError, match="only 1 device"):
+        make_mesh(len(jax.devices()) + 1)
+
+
+MULTI_DEVICE = textwrap.dedent("""
+    import json
+    import jax, jax.numpy as jnp, numpy as np
+    from gomoku_jax import compilation_cache
+    compilation_cache.enable()
+    from gomoku_jax.train import learner
+    from gomoku_jax.train.alphazero import AlphaZero, make_mesh
+    from gomoku_jax.train.config import override, preset
+
+    assert len(jax.devices()) == 8, jax.devices()
+    # 10 moves: games end in the first iteration, so both iterations train
+    base = override(preset("test"), ["replay.tactical_fraction=0", "selfplay.games=8",
+                                     "selfplay.moves=10", "optim.batch_size=16",
+                                     "run.iterations=2"])
+    out = {"errors": {}}
+    for bad, assignments in (("games", ["selfplay.games=12", "run.devices=8"]),
+                             ("batch", ["optim.batch_size=20", "run.devices=8"])):
+        try:
+            AlphaZero(override(base, assignments))
+        except ValueError as e:
+            out["errors"][bad] = str(e)
+    try:
+        make_mesh(9)
+    except ValueError as e:
+        out["errors"]["mesh"] = str(e)
+
+    trainers, results = {}, {}
+    for devices in (8, 1):
+        trainer = trainers[devices] = AlphaZero(override(base, [f"run.devices={devices}"]))
+        state = trainer.init()
+        history = []
+        for _ in range(2):
+            state, m = trainer.iteration(state)
+            history.append({k: float(v) for k, v in m.items()})
+        sharding = state.games.board.sharding
+        out[f"devices_{devices}"] = {
+            "mesh": int(trainer.mesh.devices.size),
+            "board_devices": len(sharding.device_set),
+            "shard_shapes": sorted({tuple(s.data.shape)
+                                    for s in state.games.board.addressable_shards}),
+            "spec": str(getattr(sharding, "spec", None)),
+            "params_devices": len(jax.tree.leaves(state.params)[0].sharding.device_set),
+            "metrics": history}
+        results[devices] = jax.device_get(state)
+
+    def leaves(tree):
+        return [(jax.tree_util.keystr(p), np.asarray(x))
+                for p, x in jax.tree.flatten_with_path(tree)[0]]
+
+    # Every leaf of the final TrainStates.
+    out["leaves"] = []
+    for (path, x), (_, y) in zip(leaves(results[8]), leaves(results[1])):
+        rec = {"path": path, "kind": x.dtype.kind, "size": int(x.size)}
+        if x.dtype.kind == "f":
+            bad = ~np.isclose(x, y, rtol=1e-4, atol=1e-5)
+            rec.update(bad=int(bad.sum()), max_diff=float(np.max(np.abs(x - y), initial=0)))
+        else:
+            rec.update(bad=int(np.sum(x != y)), max_diff=0.0)
+        out["leaves"].append(rec)
+
+    # The gradient of one training batch, drawn from the 1-device state's buffer, computed
+    # with the batch sharded over 8 devices and on 1 (the all-reduce GSPMD inserts).
+    state = results[1]
+
+    def grads(trainer, params, stats, buffer, key):
+        batch = trainer.training_batch(buffer, key)
+        obs, legal = learner.batch_inputs(batch)
+        def loss(p):
+            return learner.losses(trainer.model, p, stats, obs, legal, batch.policy,
+                                  batch.value, batch.weight, batch.value_weight, 1.0)[0].loss
+        return jax.grad(loss)(params)
+
+    g = {}
+    for devices, trainer in trainers.items():
+        f = jax.jit(lambda *a, t=trainer: grads(t, *a), in_shardings=(trainer.replicated,) * 4)
+        g[devices] = jax.device_get(f(state.params, state.batch_stats, state.buffer,
+                                      jax.random.key(5)))
+    out["grads"] = [{"path": p, "max_abs": float(np.max(np.abs(y))),
+                     "max_diff": float(np.max(np.abs(x - y))),
+                     "near_zero": int(np.sum(np.abs(y) < 1e-7))}
+                    for (p, x), (_, y) in zip(leaves(g[8]), leaves(g[1]))]
+    print("RESULT" + json.dumps(out))
+""")
+
+
+def test_eight_devices_match_one_device(tmp_path):
+    """8 CPU devices (the games and each training batch sharded, GSPMD) against 1.
+
+    Everything the two runs compute is compared: self-play, the replay buffer, keys and
+    counters exactly; BatchNorm statistics, optimiser moments, buffer floats and params
+    with allclose(rtol=1e-4, atol=1e-5) -- except where Adam amplifies float noise: the
+    gradients agree to ~1e-6 of their scale (checked below), but a coordinate whose
+    gradient is ~1e-8 (here: dead-ReLU inputs of the value head, ~40% of that kernel)
+    gets the step lr * g / (|g| + eps) with eps = 1e-8, so a reduction-order difference of
+    1e-8 in g moves it by a good part of lr. Those few entries (a handful of 400K) must
+    still be within 2 * lr per SGD step of each other.
+    """
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+           "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run([sys.executable, "-c", MULTI_DEVICE], env=env, capture_output=True,
+                          text=True, cwd=tmp_path, timeout=600)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT")]
+    assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = json.loads(lines[-1][len("RESULT"):])
+    eight, one = out["devices_8"], out["devices_1"]
+    # the self-play boards really are split over the 8 devices, one board each
+    assert eight["mesh"] == 8 and eight["board_devices"] == 8
+    assert eight["shard_shapes"] == [[1, 7, 7]] and "data" in eight["spec"]
+    assert eight["params_devices"] == 8  # replicated
+    assert one["board_devices"] == 1 and one["shard_shapes"] == [[8, 7, 7]]
+    # both iterations trained, and both runs took the same steps
+    steps = eight["metrics"][-1]["sgd_steps"]
+    assert [m["trained"] for m in eight["metrics"]] == [1.0, 1.0]
+    for m8, m1 in zip(eight["metrics"], one["metrics"]):
+        for k in m8:
+            assert m8[k] == pytest.approx(m1[k], rel=1e-4, abs=1e-5), (k, m8[k], m1[k])
+
+    lr = preset("test").optim.learning_rate
+    report = [r for r in out["leaves"] if r["bad"]]
+    for r in report:
+        adam_noise = (r["path"].startswith(".params") and r["kind"] == "f"
+                      and r["bad"] <= max(1e-4 * r["size"], 1)
+                      and r["max_diff"] <= 2 * lr * steps)
+        assert adam_noise, f"8 devices vs 1 differ beyond Adam's float-noise allowance: {report}"
+    assert sum(r["bad"] for r in out["leaves"]) <= 50, report
+    # the gradients themselves agree to float noise
+    for r in out["grads"]:
+        assert r["max_diff"] <= 1e-5 * max(r["max_abs"], 1e-3), r
+
+    errors = out["errors"]
+    assert "selfplay.games=12 must be a multiple of the 8 devices" in errors["games"]
+    assert "optim.batch_size=20 must be a multiple of the 8 devices" in errors["batch"]
+    assert "run.devices=9 but only 8 device(s)" in errors["mesh"]
