@@ -7,10 +7,12 @@ For every training preset (`train/config.py` PRESETS, after `--set` and the scal
               the trainer. positions = B x T, simulations = B x T x S.
   train       K `learner.sgd_step`s in one `lax.scan`, each on `AlphaZero.training_batch`
               (uniform replay sample + tactical examples + D4 augmentation), from a buffer
-              filled with the self-play call's samples. samples = K x batch size.
-              Beside it, the same step jitted alone, without the loop ("1 step, no loop"):
-              XLA:CPU runs convolution gradients inside a loop body 10-80x slower than
-              outside one (jax-ml/jax#12868), and this pair shows what the loop costs.
+              filled with the self-play call's samples, unrolled as the trainer does it
+              (`AlphaZero.sgd_unroll`: all K steps on CPU unless `optim.unroll` says
+              otherwise). samples = K x batch size. Beside it, the same step jitted alone
+              ("1 step, no loop"): XLA:CPU runs convolution gradients inside a loop body
+              10-80x slower than outside one (jax-ml/jax#12868), and this pair shows what
+              the loop (or its unrolling) costs; `--set optim.unroll=1` shows the loop.
   iteration   one `AlphaZero.iteration` (self-play + buffer + K steps), as the trainer
               compiles it (shardings, donation): the end-to-end rate.
   eval        `model.apply` (inference) alone on random observations at each of
@@ -53,7 +55,7 @@ import jax.numpy as jnp
 from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rate,
                                           markdown_table, parse_int_list, pin_cpus)
 from gomoku_jax.train import learner, replay, selfplay
-from gomoku_jax.train.alphazero import AlphaZero
+from gomoku_jax.train.alphazero import AlphaZero, make_model
 from gomoku_jax.train.config import PRESETS, TrainConfig, override
 
 DEFAULT_PRESETS = ("quick", "gomoku15")
@@ -89,7 +91,9 @@ ASSUMED_EFFICIENCY = {"selfplay": 0.3, "train": 0.3, "eval": 0.5}
 TRAIN_PASSES = 3
 # XLA:CPU runs convolution gradients inside a loop body (the SGD `lax.scan`) far slower
 # than outside one (jax-ml/jax#12868): 10x to 80x for the weight gradient of a 3x3 conv
-# of 32 to 128 channels on a 2-core CPU. The CPU training estimate is multiplied by this.
+# of 32 to 128 channels on a 2-core CPU. The trainer unrolls the whole scan on CPU by
+# default (`optim.unroll` = 0); where a loop remains (`optim.unroll` < K), the CPU
+# training estimate is multiplied by this.
 CPU_LOOP_PENALTY = 30.0
 # Scaling knobs: name -> (config key, floor when shrinking). Shrinking halves the largest
 # value relative to its floor, self-play or training first, whichever is estimated slower.
@@ -249,15 +253,30 @@ def with_knobs(config: TrainConfig, values: dict[str, int]) -> TrainConfig:
     return override(config, knob_assignments(values))
 
 
+def sgd_unroll(config: TrainConfig, platform: str) -> int:
+    """The SGD scan's unroll on `platform`, by `AlphaZero.sgd_unroll`'s rule: `optim.unroll`,
+    or 0 = all K steps on CPU and 1 elsewhere."""
+    if config.optim.unroll:
+        return config.optim.unroll
+    return config.optim.sgd_steps if platform == "cpu" else 1
+
+
+def loop_penalty(config: TrainConfig, platform: str) -> float:
+    """CPU_LOOP_PENALTY where the SGD steps run inside a loop on CPU, else 1."""
+    looped = sgd_unroll(config, platform) < config.optim.sgd_steps
+    return CPU_LOOP_PENALTY if platform == "cpu" and looped else 1.0
+
+
 def estimate_seconds(config: TrainConfig, fpp: float, rate: float,
-                     loop_penalty: float = 1.0) -> dict[str, float]:
+                     platform: str = "cpu") -> dict[str, float]:
     """Rough seconds per call of self-play, training and the iteration (their sum), from
-    the net's FLOPs at `ASSUMED_EFFICIENCY` of the matmul rate `rate`, training slowed
-    by `loop_penalty` (see CPU_LOOP_PENALTY)."""
+    the net's FLOPs at `ASSUMED_EFFICIENCY` of the matmul rate `rate` (training slowed by
+    `loop_penalty` on `platform`)."""
+    penalty = loop_penalty(config, platform)
     sp, opt = config.selfplay, config.optim
     evals = sp.games * sp.moves * (sp.num_simulations + 1) * evaluations_per_node(config)
     out = {"selfplay": evals * fpp / (rate * ASSUMED_EFFICIENCY["selfplay"]),
-           "train": (loop_penalty * opt.sgd_steps * opt.batch_size * TRAIN_PASSES * fpp
+           "train": (penalty * opt.sgd_steps * opt.batch_size * TRAIN_PASSES * fpp
                      / (rate * ASSUMED_EFFICIENCY["train"]))}
     out["iteration"] = out["selfplay"] + out["train"]
     return out
@@ -280,7 +299,7 @@ def measurement_seconds(est: dict[str, float], measure: Sequence[str]) -> float:
 
 
 def shrink_to_budget(config: TrainConfig, fpp: float, rate: float, calls: int,
-                     budget_s: float, locked: Sequence[str] = (), loop_penalty: float = 1.0,
+                     budget_s: float, locked: Sequence[str] = (), platform: str = "cpu",
                      measure: Sequence[str] = ("selfplay", "train", "iteration")
                      ) -> tuple[TrainConfig, dict[str, tuple[int, int]], float]:
     """Halve the scaling knobs (not `locked` ones, nor those of parts not in `measure`)
@@ -299,7 +318,7 @@ def shrink_to_budget(config: TrainConfig, fpp: float, rate: float, calls: int,
     changed: dict[str, tuple[int, int]] = {}
     current = config
     while True:
-        est = estimate_seconds(current, fpp, rate, loop_penalty)
+        est = estimate_seconds(current, fpp, rate, platform)
         if calls * measurement_seconds(est, measure) <= budget_s:
             break
         first = SELFPLAY_KNOBS if est["selfplay"] >= est["train"] else TRAIN_KNOBS
@@ -319,7 +338,13 @@ def shrink_to_budget(config: TrainConfig, fpp: float, rate: float, calls: int,
         values[pick] = new
         current = with_knobs(config, {k: values[k] for k in changed})
     return current, changed, calls * measurement_seconds(
-        estimate_seconds(current, fpp, rate, loop_penalty), measure)
+        estimate_seconds(current, fpp, rate, platform), measure)
+
+
+def k_label(steps: int, batch: int, unroll: int) -> str:
+    """"K x batch", and how the scan is unrolled when it is."""
+    loop = "" if unroll <= 1 else " unrolled" if unroll >= steps else f" unroll {unroll}"
+    return f"{steps} x {batch}{loop}"
 
 
 def net_label(config: TrainConfig) -> str:
@@ -395,6 +420,7 @@ class PresetResult:
     selfplay: Optional[Measurement] = None
     train: Optional[Measurement] = None  # K steps in a lax.scan, as in the iteration
     train_step: Optional[Measurement] = None  # reference: one jitted step, no loop
+    unroll: int = 1  # the SGD scan's unroll (`AlphaZero.sgd_unroll`)
     iteration: Optional[Measurement] = None
     iteration_skipped: str = ""
     eval: list[EvalRow] = dataclasses.field(default_factory=list)
@@ -441,6 +467,7 @@ class PresetResult:
         return {
             "preset": self.name, "device": self.device, "net": net_label(self.config),
             "flops_per_position": self.fpp, "config": self.config.to_dict(),
+            "sgd_unroll": self.unroll,
             "shrunk": {k: {"from": a, "to": b} for k, (a, b) in self.shrunk.items()},
             "notes": self.notes, "skipped": self.skipped,
             "peak": None if self.peak is None else dataclasses.asdict(self.peak),
@@ -486,26 +513,19 @@ def measure_selfplay(trainer: AlphaZero, variables, repeats: int, seed: int,
     return _measurement("self-play", sp.games, sp.moves, timing, repeats), first[0][1]
 
 
-def fill_buffer(trainer: AlphaZero, buffer: replay.Replay, samples) -> replay.Replay:
+def fill_buffer(buffer: replay.Replay, samples) -> replay.Replay:
     """`buffer` with every one of `samples` added (valid or not: only the cost matters)."""
     return jax.jit(replay.add)(buffer, samples, jnp.ones(samples.value.shape, bool))
 
 
 def sgd_steps_fn(trainer: AlphaZero, steps: int) -> Callable:
     """run(params, batch_stats, opt_state, buffer, key): `steps` SGD steps in a
-    `lax.scan`, each on `trainer.training_batch`, the loop of `AlphaZero._iteration`."""
-    cfg = trainer.config
+    `lax.scan`, the loop of the iteration (`AlphaZero.sgd_steps`)."""
 
     def run(params, batch_stats, opt_state, buffer, key):
-        def sgd(carry, k):
-            params, stats, opt_state = carry
-            batch = trainer.training_batch(buffer, k)
-            new = learner.sgd_step(trainer.model, trainer.optimizer, cfg.optim.value_weight,
-                                   params, stats, opt_state, batch)
-            return new[:3], (new[3].loss, new[4])
-
-        return jax.lax.scan(sgd, (params, batch_stats, opt_state),
-                            jax.random.split(key, steps))
+        carry, (parts, grad_norm) = trainer.sgd_steps(params, batch_stats, opt_state, buffer,
+                                                      key, num_steps=steps)
+        return carry, (parts.loss, grad_norm)
 
     return run
 
@@ -601,30 +621,28 @@ def run_preset(name: str, config: TrainConfig, matmul: dict[str, dict], *,
                force: bool, locked: Sequence[str], peak_tflops: Optional[float],
                measure: Sequence[str], seed: int = 0, log=print) -> PresetResult:
     """All measurements of one preset (see the module docstring)."""
-    from gomoku_jax.train.alphazero import make_model
-
     model = make_model(config)
     fpp = float(model.flops_per_position())
     dtype = config.net.dtype
     rate = measured_rate(matmul, dtype)[0]
-    penalty = CPU_LOOP_PENALTY if jax.default_backend() == "cpu" else 1.0
+    platform = jax.default_backend()
     calls = repeats + 1
     budget = None if force else max_seconds
     shrunk: dict = {}
     if not force:
         config, shrunk, est = shrink_to_budget(config, fpp, rate, calls, max_seconds, locked,
-                                               penalty, measure)
+                                               platform, measure)
     else:
-        est = calls * measurement_seconds(estimate_seconds(config, fpp, rate, penalty),
+        est = calls * measurement_seconds(estimate_seconds(config, fpp, rate, platform),
                                           measure)
     trainer = AlphaZero(config)
     res = PresetResult(name, config, device_label(trainer), shrunk=shrunk, fpp=fpp,
-                       matmul_rate=rate)
+                       matmul_rate=rate, unroll=trainer.sgd_unroll)
     res.peak = choose_peak(jax.devices()[0].device_kind, dtype, matmul, peak_tflops)
     sp = config.selfplay
     log(f"## {name}: net {net_label(config)} ({fmt_flops(fpp).replace('/s', '')} per "
         f"position), B x T x S = {sp.games} x {sp.moves} x {sp.num_simulations}, "
-        f"K x batch = {config.optim.sgd_steps} x {config.optim.batch_size}")
+        f"K x batch = {k_label(config.optim.sgd_steps, config.optim.batch_size, res.unroll)}")
     if shrunk:
         what = ", ".join(f"{KNOBS[k][0]} {a} -> {b}" for k, (a, b) in shrunk.items())
         res.notes.append(f"shrunk to fit --max-seconds {max_seconds:g} (est. {est:.0f} s): "
@@ -647,13 +665,13 @@ def run_preset(name: str, config: TrainConfig, matmul: dict[str, dict], *,
                              f" sims/s")
         if "train" in measure:
             state = trainer.init(seed)
-            buffer = fill_buffer(trainer, state.buffer, samples)
+            buffer = fill_buffer(state.buffer, samples)
             res.train_step = measure_train(trainer, state, buffer, repeats, seed, loop=False,
                                            max_seconds=budget)
             _log_measurement(log, "train, 1 step", res.train_step, "samples")
             res.train = measure_train(trainer, state, buffer, repeats, seed,
                                       max_seconds=budget)
-            _log_measurement(log, f"train, {config.optim.sgd_steps} in scan", res.train,
+            _log_measurement(log, f"train, {config.optim.sgd_steps} steps", res.train,
                              "samples")
             del state, buffer
         del samples
@@ -754,7 +772,7 @@ def render_main_table(results: Sequence[PresetResult]) -> str:
         sp, opt = r.config.selfplay, r.config.optim
         head = [r.name, r.device, net_label(r.config),
                 f"{sp.games} x {sp.moves} x {sp.num_simulations}",
-                f"{opt.sgd_steps} x {opt.batch_size}"]
+                k_label(opt.sgd_steps, opt.batch_size, r.unroll)]
         notes = list(r.notes)
         if r.skipped:
             notes.append(r.skipped)
@@ -816,9 +834,10 @@ def render_report(out: dict, repeats: int) -> str:
     lines += [f"Measured matmul peak ({first['size']}^3, best of {first['calls']}, same run): "
               f"{mm}. B x T x S: self-play games x "
               f"moves x simulations per call; positions = B x T, sims = B x T x S. Train: "
-              f"K SGD steps x batch per call, in a lax.scan as in the iteration; '1 step, no "
-              f"loop' is the same step jitted alone, the reference for the loop's cost "
-              f"(XLA:CPU runs conv gradients inside loops far slower, jax-ml/jax#12868). "
+              f"K SGD steps x batch per call, in a lax.scan unrolled as in the iteration; "
+              f"'1 step, no loop' is the same step jitted alone, the reference for the "
+              f"loop's cost (XLA:CPU runs conv gradients inside loops far slower, "
+              f"jax-ml/jax#12868, hence the unrolling on CPU). "
               f"Iteration: one AlphaZero.iteration. Compile time is excluded from every rate. "
               f"MFU: the best eval batch's FLOP/s (model count) over the peak named."]
     for r in results:

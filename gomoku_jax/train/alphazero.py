@@ -167,19 +167,8 @@ class AlphaZero:
         buffer = replay.add(state.buffer, samples, valid)
 
         ready = buffer.size >= cfg.replay.min_size
-
-        def sgd(carry, k):
-            params, stats_, opt_state = carry
-            batch = self.training_batch(buffer, k)
-            new = learner.sgd_step(self.model, self.optimizer, cfg.optim.value_weight,
-                                   params, stats_, opt_state, batch)
-            # Before the buffer holds min_size samples, compute but keep the old state.
-            kept = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new[:3], carry)
-            return kept, (new[3], new[4])
-
-        (params, batch_stats, opt_state), (parts, grad_norm) = jax.lax.scan(
-            sgd, (state.params, state.batch_stats, state.opt_state),
-            jax.random.split(k_train, cfg.optim.sgd_steps), unroll=self.sgd_unroll)
+        (params, batch_stats, opt_state), (parts, grad_norm) = self.sgd_steps(
+            state.params, state.batch_stats, state.opt_state, buffer, k_train, ready)
         steps = state.sgd_steps + jnp.where(ready, cfg.optim.sgd_steps, 0).astype(jnp.int32)
         new_state = TrainState(params, batch_stats, opt_state, buffer, games,
                                jax.random.key_data(key), state.iteration + 1, steps)
@@ -198,6 +187,27 @@ class AlphaZero:
             "buffer_size": buffer.size, "sgd_steps": steps,
         }
         return new_state, {k: jnp.asarray(v, jnp.float32) for k, v in metrics.items()}
+
+    def sgd_steps(self, params: Any, batch_stats: Any, opt_state: Any, buffer: replay.Replay,
+                  key: jax.Array, ready: jax.Array = True, num_steps: Optional[int] = None):
+        """`num_steps` (default `optim.sgd_steps`) SGD steps in one `lax.scan`, each on a
+        fresh `training_batch`, unrolled as `sgd_unroll` says. While `ready` is False the
+        steps are computed but the old params, statistics and optimiser state are kept.
+
+        Returns:
+          ((params, batch_stats, opt_state), (LossParts [K], gradient norms float32[K])).
+        """
+        cfg = self.config
+        k = cfg.optim.sgd_steps if num_steps is None else num_steps
+
+        def sgd(carry, key):
+            new = learner.sgd_step(self.model, self.optimizer, cfg.optim.value_weight,
+                                   *carry, self.training_batch(buffer, key))
+            kept = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new[:3], carry)
+            return kept, (new[3], new[4])
+
+        return jax.lax.scan(sgd, (params, batch_stats, opt_state), jax.random.split(key, k),
+                            unroll=min(self.sgd_unroll, k))
 
     def training_batch(self, buffer: replay.Replay, key: jax.Array) -> Sample:
         """`optim.batch_size` samples: uniform from the buffer, `replay.tactical_fraction` of

@@ -36,10 +36,15 @@ PREVIOUS = "previous"
 
 
 class _Logger:
-    """metrics.jsonl (truncated to `start` iterations on resume) and TensorBoard."""
+    """metrics.jsonl (truncated to `start` iterations on resume) and TensorBoard; writes
+    nothing unless `primary` (process 0 of a multi-host run)."""
 
-    def __init__(self, run_dir: pathlib.Path, start: int):
+    def __init__(self, run_dir: pathlib.Path, start: int, primary: bool = True):
         self.path = run_dir / METRICS_FILE
+        self.primary = primary
+        self.board = None
+        if not primary:
+            return
         kept = []
         if self.path.exists():
             for line in self.path.read_text().splitlines():
@@ -50,7 +55,6 @@ class _Logger:
                 if record.get("iteration", 0) <= start:
                     kept.append(line)
         self.path.write_text("".join(line + "\n" for line in kept))
-        self.board = None
         try:
             from tensorboardX import SummaryWriter
 
@@ -59,6 +63,8 @@ class _Logger:
             pass
 
     def log(self, record: dict) -> None:
+        if not self.primary:
+            return
         with self.path.open("a") as f:
             f.write(json.dumps(record) + "\n")
         if self.board is not None:
@@ -141,7 +147,9 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
                              f"its own config (gomoku-jax train --run-dir {run_dir} --resume) "
                              f"or use a new run directory")
     _validate_opponents(config)
-    checkpoint.save_config(run_dir, config)
+    primary = jax.process_index() == 0
+    if primary:
+        checkpoint.save_config(run_dir, config)
     trainer = AlphaZero(config)
     mgr = checkpoint.manager(run_dir, config.run.keep_checkpoints)
     if mgr.latest_step() is not None:
@@ -149,14 +157,14 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
     else:
         state = trainer.init()
     start = int(state.iteration)
-    logger = _Logger(run_dir, start)
+    logger = _Logger(run_dir, start, primary)
     total = config.run.iterations if stop_after is None else min(stop_after,
                                                                  config.run.iterations)
     previous = _copy(state.variables)
     eval_key = jax.random.key(config.run.seed + 1)
     arena: dict = {}
     bar = None
-    if progress:
+    if progress and primary:
         from tqdm import tqdm
 
         bar = tqdm(total=config.run.iterations, initial=start, unit="it", dynamic_ncols=True)
@@ -193,7 +201,8 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
     summary = {"arena": arena, "iterations": int(state.iteration),
                "wall_seconds": time.perf_counter() - t_start,
                "finished": int(state.iteration) == config.run.iterations}
-    (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=1))
+    if primary:
+        (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=1))
     return summary
 
 

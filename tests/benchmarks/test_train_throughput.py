@@ -65,6 +65,20 @@ def test_shrink_to_budget_halves_free_knobs_down_to_the_floors():
     assert same == config and not changed
 
 
+def test_cpu_loop_penalty_follows_the_trainers_unroll():
+    config = PRESETS["quick"]
+    k = config.optim.sgd_steps
+    assert tt.sgd_unroll(config, "cpu") == k and tt.sgd_unroll(config, "gpu") == 1
+    assert tt.loop_penalty(config, "cpu") == 1.0 == tt.loop_penalty(config, "gpu")
+    looped = tt.override(config, ["optim.unroll=1"])
+    assert tt.loop_penalty(looped, "cpu") == tt.CPU_LOOP_PENALTY
+    fpp, rate = 1e7, 1e11
+    assert tt.estimate_seconds(looped, fpp, rate, "cpu")["train"] == pytest.approx(
+        tt.CPU_LOOP_PENALTY * tt.estimate_seconds(config, fpp, rate, "cpu")["train"])
+    assert tt.k_label(8, 256, 8) == "8 x 256 unrolled"
+    assert tt.k_label(8, 256, 2) == "8 x 256 unroll 2" and tt.k_label(8, 256, 1) == "8 x 256"
+
+
 def test_tiny_run_end_to_end_tables_and_json():
     lines = []
     out = tt.run_benchmark(["test"], knobs=TINY_KNOBS, eval_batches=[2, 4], repeats=1,

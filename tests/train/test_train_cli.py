@@ -75,6 +75,25 @@ def test_help_mentions_presets(capsys):
         assert flag in out
 
 
+def scalar_tags(log_dir) -> set[str]:
+    """The scalar tags in the TensorBoard event files of `log_dir` (TFRecord framing: u64
+    length, u32 crc, an Event proto, u32 crc)."""
+    import struct
+
+    from tensorboardX.proto import event_pb2
+
+    tags = set()
+    for path in log_dir.glob("events.out.tfevents.*"):
+        data = path.read_bytes()
+        pos = 0
+        while pos < len(data):
+            (length,) = struct.unpack("<Q", data[pos:pos + 8])
+            event = event_pb2.Event.FromString(data[pos + 12:pos + 12 + length])
+            tags.update(v.tag for v in event.summary.value)
+            pos += 12 + length + 4
+    return tags
+
+
 def test_short_run_writes_its_files_and_refuses_another_config(tmp_path, capsys):
     run = tmp_path / "run"
     assert cli.main(["train", "--preset", "test", "--run-dir", str(run), "--stop-after", "1",
@@ -91,6 +110,8 @@ def test_short_run_writes_its_files_and_refuses_another_config(tmp_path, capsys)
     summary = json.loads((run / loop.SUMMARY_FILE).read_text())
     assert summary["iterations"] == 1 and summary["finished"] is False
     assert summary["arena"] == {} and summary["wall_seconds"] > 0
+    # TensorBoard (tensorboardX is a dev dependency): one event file with the metrics
+    assert {"loss", "value_loss", "games"} <= scalar_tags(run / "tensorboard")
     # the same directory with another config is refused, with a hint to --resume
     with pytest.raises(SystemExit) as e:
         cli.main(["train", "--preset", "test", "--run-dir", str(run), "--no-progress"]
