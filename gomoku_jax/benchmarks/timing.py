@@ -7,7 +7,7 @@ import os
 import platform
 import statistics
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import jax
 
@@ -47,10 +47,34 @@ def time_compiled(fn: Callable, args: Sequence[Any], repeats: int,
     call follows. `thread(out, args)` may derive the next call's arguments from the last
     output (e.g. carry the game states on), so repeats don't replay finished games.
     """
+    return time_jitted(jax.jit(fn), args, repeats, thread)[:3]
+
+
+def time_jitted(jitted: Callable, args: Sequence[Any], repeats: int,
+                 thread: Optional[Callable[[Any, Sequence[Any]], Sequence[Any]]] = None,
+                 max_seconds: Optional[float] = None, first: Optional[list] = None
+                 ) -> tuple[float, float, float, int]:
+    """Like `time_compiled` for an already-jitted function, keeping its own shardings and
+    donation: (compile s, median wall s, median process CPU s per call, timed calls), after
+    one untimed warm-up call. `thread(out, args)` gives the next call's arguments (needed
+    when the function donates its inputs).
+
+    With `max_seconds`, the repeats are cut so that warm-up + repeats fit in it (at least
+    one); when the warm-up alone took longer, it is reported as the only call (0 timed).
+    `first`, a list, receives the warm-up call's output.
+    """
     t0 = time.perf_counter()
-    compiled = jax.jit(fn).lower(*args).compile()
+    compiled = jitted.lower(*args).compile()
     compile_s = time.perf_counter() - t0
+    w0, c0 = time.perf_counter(), time.process_time()
     out = jax.block_until_ready(compiled(*args))
+    warm_wall, warm_cpu = time.perf_counter() - w0, time.process_time() - c0
+    if first is not None:
+        first.append(out)
+    if max_seconds is not None:
+        if warm_wall >= max_seconds:
+            return compile_s, warm_wall, warm_cpu, 0
+        repeats = max(1, min(repeats, int((max_seconds - warm_wall) / warm_wall)))
     walls, cpus = [], []
     for _ in range(repeats):
         if thread is not None:
@@ -59,7 +83,7 @@ def time_compiled(fn: Callable, args: Sequence[Any], repeats: int,
         out = jax.block_until_ready(compiled(*args))
         walls.append(time.perf_counter() - w0)
         cpus.append(time.process_time() - c0)
-    return compile_s, statistics.median(walls), statistics.median(cpus)
+    return compile_s, statistics.median(walls), statistics.median(cpus), repeats
 
 
 def time_python(fn: Callable[[], int], repeats: int) -> tuple[float, float, int]:

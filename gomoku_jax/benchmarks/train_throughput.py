@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 
 from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rate,
-                                          markdown_table, parse_int_list, pin_cpus)
+                                          markdown_table, parse_int_list, pin_cpus, time_jitted)
 from gomoku_jax.train import learner, replay, selfplay
 from gomoku_jax.train.alphazero import AlphaZero, make_model
 from gomoku_jax.train.config import PRESETS, TrainConfig, override
@@ -179,42 +179,6 @@ def choose_peak(device_kind: str, dtype: str, matmul: dict[str, dict],
 
 
 # ----------------------------------------------------------------------------- timing
-
-def time_lowered(jitted: Callable, args: Sequence[Any], repeats: int,
-                 thread: Optional[Callable[[Any, Sequence[Any]], Sequence[Any]]] = None,
-                 max_seconds: Optional[float] = None, first: Optional[list] = None
-                 ) -> tuple[float, float, float, int]:
-    """`timing.time_compiled` for an already-jitted function, keeping its own shardings and
-    donation: (compile s, median wall s, median process CPU s per call, timed calls), after
-    one untimed warm-up call. `thread(out, args)` gives the next call's arguments (needed
-    when the function donates its inputs).
-
-    With `max_seconds`, the repeats are cut so that warm-up + repeats fit in it (at least
-    one); when the warm-up alone took longer, it is reported as the only call (0 timed).
-    `first`, a list, receives the warm-up call's output.
-    """
-    t0 = time.perf_counter()
-    compiled = jitted.lower(*args).compile()
-    compile_s = time.perf_counter() - t0
-    w0, c0 = time.perf_counter(), time.process_time()
-    out = jax.block_until_ready(compiled(*args))
-    warm_wall, warm_cpu = time.perf_counter() - w0, time.process_time() - c0
-    if first is not None:
-        first.append(out)
-    if max_seconds is not None:
-        if warm_wall >= max_seconds:
-            return compile_s, warm_wall, warm_cpu, 0
-        repeats = max(1, min(repeats, int((max_seconds - warm_wall) / warm_wall)))
-    walls, cpus = [], []
-    for _ in range(repeats):
-        if thread is not None:
-            args = thread(out, args)
-        w0, c0 = time.perf_counter(), time.process_time()
-        out = jax.block_until_ready(compiled(*args))
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    return compile_s, statistics.median(walls), statistics.median(cpus), repeats
-
 
 def _timed_note(timed: int, repeats: int) -> str:
     if timed == repeats:
@@ -508,7 +472,7 @@ def measure_selfplay(trainer: AlphaZero, variables, repeats: int, seed: int,
         return (variables, out[0] if sp.carry_games else games, jax.random.fold_in(key, 1))
 
     first: list = []
-    timing = time_lowered(jax.jit(run), (variables, games, key), repeats, thread, max_seconds,
+    timing = time_jitted(jax.jit(run), (variables, games, key), repeats, thread, max_seconds,
                           first)
     return _measurement("self-play", sp.games, sp.moves, timing, repeats), first[0][1]
 
@@ -556,7 +520,7 @@ def measure_train(trainer: AlphaZero, state, buffer, repeats: int, seed: int,
         return params, stats, opt_state, args[3], jax.random.fold_in(args[4], 1)
 
     args = (state.params, state.batch_stats, state.opt_state, buffer, jax.random.key(seed))
-    timing = time_lowered(jax.jit(fn), args, repeats, thread, max_seconds)
+    timing = time_jitted(jax.jit(fn), args, repeats, thread, max_seconds)
     return _measurement("train" if loop else "train step", cfg.optim.batch_size, steps, timing,
                         repeats)
 
@@ -567,7 +531,7 @@ def measure_iteration(trainer: AlphaZero, repeats: int, seed: int,
     previous call's state); work = B x T positions."""
     sp = trainer.config.selfplay
     state = trainer.init(seed)
-    timing = time_lowered(trainer.iteration, (state,), repeats,
+    timing = time_jitted(trainer.iteration, (state,), repeats,
                           lambda out, args: (out[0],), max_seconds)
     return _measurement("iteration", sp.games, sp.moves, timing, repeats)
 
@@ -596,7 +560,7 @@ def measure_eval(trainer: AlphaZero, variables, batch: int, inner: int, repeats:
     row = EvalRow(batch, inner, model_flops=float(model.flops_per_position()))
     counted = xla_flops(jax.jit(model.apply).lower(variables, obs[0]).compile())
     row.xla_flops = counted / batch if counted is not None else None
-    timing = time_lowered(jax.jit(eval_fn(model)), (variables, obs), repeats,
+    timing = time_jitted(jax.jit(eval_fn(model)), (variables, obs), repeats,
                           max_seconds=max_seconds)
     row.result = _measurement("eval", batch, inner, timing, repeats)
     return row

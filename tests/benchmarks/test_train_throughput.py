@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from gomoku_jax.benchmarks import train_throughput as tt
+from gomoku_jax.benchmarks import timing, train_throughput as tt
 from gomoku_jax.train.alphazero import make_model
 from gomoku_jax.train.config import PRESETS
 
@@ -119,13 +119,13 @@ def test_tiny_run_end_to_end_tables_and_json():
     assert p["config"]["selfplay"]["num_simulations"] == 2
 
 
-def test_time_lowered_cuts_repeats_to_the_budget():
+def test_time_jitted_cuts_repeats_to_the_budget():
     f = jax.jit(lambda x: x @ x)
     x = jnp.ones((64, 64))
     first = []
-    compile_s, wall, cpu, timed = tt.time_lowered(f, (x,), 3, first=first)
+    compile_s, wall, cpu, timed = timing.time_jitted(f, (x,), 3, first=first)
     assert timed == 3 and wall > 0 and compile_s > 0 and len(first) == 1
-    *_, timed = tt.time_lowered(f, (x,), 3, max_seconds=1e-9)
+    *_, timed = timing.time_jitted(f, (x,), 3, max_seconds=1e-9)
     assert timed == 0  # the warm-up alone was over: it is the measurement
     assert tt._timed_note(0, 3).startswith("one call") and tt._timed_note(3, 3) == ""
 
