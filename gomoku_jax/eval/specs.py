@@ -130,7 +130,7 @@ def build_agent(name: str, config: dict[str, Any], network: Optional["TrainedNet
         if "network" in config:
             raise ValueError(f"agent {what or name!r}: the field 'network' comes from the "
                              f"checkpoint; don't set it")
-        config = {**config, "network": network.model.apply}
+        config = {**config, "network": network.model}
     return agents.make(name, **config)
 
 

@@ -6,7 +6,7 @@
     run_match(env, network.agent(), heuristic, key, g, params_a=network.variables)
 
 An agent plays with the network when it was built with `evaluator="network"` and
-`network=network.model.apply`; its params are then `network.variables` (`params_for`).
+`network=network.model`; its params are then `network.variables` (`params_for`).
 A network only plays its own game: the board size, win length and rule it was trained on,
 with the observation form and feature plane of its run (see `game_config`).
 
@@ -59,10 +59,7 @@ class TrainedNetwork:
         from gomoku_jax.train.alphazero import AlphaZero, make_mesh
 
         # One device: the run may have been sharded over more than this machine has.
-        agent = AlphaZero(self.config, mesh=make_mesh(1)).agent(num_simulations)
-        # Bound methods compare their instances by identity: with this model's `apply`,
-        # equal agents of this network are equal (and share compiled code).
-        return dataclasses.replace(agent, network=self.model.apply)
+        return AlphaZero(self.config, mesh=make_mesh(1)).agent(num_simulations)
 
     def params_for(self, agent: Agent) -> Any:
         """`variables` for an agent that evaluates with a network, else None."""
@@ -97,7 +94,7 @@ def load(path: str | pathlib.Path, step: Optional[int] = None) -> TrainedNetwork
         raise ValueError(f"step must be an int, got {step!r}")
     model, variables, config = checkpoint.load_network(path, step)
     # load_network has validated `path`; find the step it chose the same way.
-    run_dir, named = checkpoint._locate(pathlib.Path(path))
+    run_dir, named = checkpoint.locate(pathlib.Path(path))
     if step is None:
         step = named if named is not None else checkpoint.manager(
             run_dir, read_only=True).latest_step()

@@ -170,6 +170,12 @@ class PolicyValueModel:
         net = nnx.merge(self.graphdef, variables.params, variables.batch_stats, copy=True)
         return net(obs, train=False)
 
+    def __call__(self, variables: NetVars, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """`apply`. The model itself is the network function agents and evaluators hold:
+        unlike the bound method `model.apply` (whose equality is the model's identity),
+        equal models compare equal, so agents built from equal configs share compiled code."""
+        return self.apply(variables, obs)
+
     def apply_train(self, params: Any, batch_stats: Any, obs: jax.Array
                     ) -> tuple[tuple[jax.Array, jax.Array], Any]:
         """Training mode (batch statistics): ((logits, value), updated batch_stats).

@@ -93,7 +93,7 @@ class AlphaZero:
                 raise ValueError(f"{name}={value} must be a multiple of the {d} devices")
         self.total_sgd_steps = config.run.iterations * config.optim.sgd_steps
         self.optimizer = learner.make_optimizer(config.optim, self.total_sgd_steps)
-        self.evaluator = NetworkEvaluator(self.model.apply)
+        self.evaluator = NetworkEvaluator(self.model)
         self.replicated = NamedSharding(self.mesh, P())
         self.data = NamedSharding(self.mesh, P("data"))
 
@@ -235,5 +235,5 @@ class AlphaZero:
 
         sc = search_config or dataclasses.replace(self.config.search, greedy=True,
                                                   dirichlet_fraction=0.0)
-        return MCTSAgent(evaluator="network", network=self.model.apply, search_config=sc,
+        return MCTSAgent(evaluator="network", network=self.model, search_config=sc,
                          num_simulations=num_simulations or self.config.eval.agent_simulations)

@@ -120,7 +120,7 @@ def restore_state(mgr: ocp.CheckpointManager, abstract_state: Any,
     return jax.tree.unflatten(treedef, [flat[f"leaf_{i:05d}"] for i in range(len(leaves))])
 
 
-def _locate(path: pathlib.Path) -> tuple[pathlib.Path, Optional[int]]:
+def locate(path: pathlib.Path) -> tuple[pathlib.Path, Optional[int]]:
     """(run directory, step or None for the latest) from a run dir, its checkpoints dir or
     a step dir."""
     path = pathlib.Path(path).absolute()
@@ -148,7 +148,7 @@ def load_network(path: str | pathlib.Path, step: Optional[int] = None
       ValueError: a path that is not a run, a run without checkpoints, a missing step, or
         a checkpoint that does not fit the run's config.
     """
-    run_dir, named = _locate(pathlib.Path(path))
+    run_dir, named = locate(pathlib.Path(path))
     config = load_config(run_dir)
     from gomoku_jax.train.alphazero import make_model
 

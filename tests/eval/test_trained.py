@@ -39,9 +39,9 @@ def test_specs_with_a_network(network):
     assert agent.search_config.greedy and agent.search_config.dirichlet_fraction == 0
     assert specs.make_agent("trained:num_simulations=16", network).num_simulations == 16
     mcts = specs.make_agent("mcts:evaluator=network,num_simulations=8", network)
-    assert mcts.network == network.model.apply and mcts.num_simulations == 8
+    assert mcts.network == network.model and mcts.num_simulations == 8
     policy = specs.make_agent("policy:evaluator=network", network)
-    assert isinstance(policy, PolicyAgent) and policy.network == network.model.apply
+    assert isinstance(policy, PolicyAgent) and policy.network == network.model
     for agent in (mcts, policy):
         assert network.params_for(agent) is network.variables
     for spec in ("random", "mcts:evaluator=heuristic"):
@@ -110,3 +110,12 @@ def test_game_flags_still_default_without_a_checkpoint(capsys):
     assert cli.main(["arena", "--a", "random", "--b", "random", "--board-size", "7",
                      "--games", "16"]) == 0
     assert "7x7 freestyle Gomoku (k=5)" in capsys.readouterr().out
+
+
+def test_agents_of_two_loads_are_equal_and_share_compiled_code(trained_run):
+    """The agent holds the model (a frozen dataclass), not a bound method: loading the same
+    run twice gives equal agents, so `compiled_match`'s cache is hit."""
+    first, second = trained.load(trained_run), trained.load(trained_run)
+    assert first.model is not second.model
+    assert first.agent() == second.agent()
+    assert hash(first.agent()) == hash(second.agent())
