@@ -37,6 +37,7 @@ from gomoku_jax.search.mcts import SearchConfig
 from gomoku_jax.train import augment, learner, replay, selfplay
 from gomoku_jax.train.config import TrainConfig
 from gomoku_jax.train.samples import Sample
+from gomoku_jax.train.tactical import tactical_examples
 
 
 @struct.dataclass
@@ -218,8 +219,6 @@ class AlphaZero:
         n_tac = int(round(cfg.replay.tactical_fraction * n))
         batch = replay.sample(buffer, k_buf, n - n_tac)
         if n_tac:
-            from gomoku_jax.train.tactical import tactical_examples
-
             extra = tactical_examples(self.game_config, k_tac, n_tac)
             batch = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), batch, extra)
         batch = self._constrain(batch, self.data)
