@@ -1,10 +1,12 @@
 """The command line: subcommands, --help, and clear errors for bad flags."""
 
+import json
 import subprocess
 import sys
 
 import pytest
 
+import gomoku_jax
 from gomoku_jax import cli
 
 
@@ -13,7 +15,10 @@ def test_help_lists_subcommands(capsys):
         cli.main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    assert "bench" in out and "demo" in out
+    names = ["bench", "demo", "pbrain", "arena", "tournament", "tactics", "export", "train"]
+    assert [name for name, *_ in cli.SUBCOMMANDS] == names
+    for name, _, help_text, _ in cli.SUBCOMMANDS:
+        assert name in out and help_text.split()[0] in out
 
 
 @pytest.mark.parametrize("command", ["bench", "demo"])
@@ -65,34 +70,50 @@ def test_arena_and_tournament_help(command, flag, capsys):
 
 
 def test_arena_end_to_end(tmp_path, capsys):
-    import json
-
     out = tmp_path / "arena.json"
     # 7x7, one game per opening and colour: the compilation tests/eval shares.
     assert cli.main(["arena", "--a", "random", "--b", "proximity_random", "--board-size", "7",
                      "--games", "10", "--seed", "3", "--per-opening", "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert ("random vs proximity_random: 7x7 freestyle Gomoku (k=5), 16 games = 8 openings "
-            "of 3 stones x 2 colours x 1") in text
-    assert "as black" in text and "Elo difference random - proximity_random" in text
-    assert "| opening | moves (offsets) |" in text
+    assert ("random vs proximity_random: gomoku (board_size=7, win_length=5, rule=freestyle, "
+            "observation=absolute, feature_plane=none), 16 games = 8 openings of 3 moves x 2 "
+            "sides x 1") in text
+    assert "as first player" in text and ", as second " in text
+    assert "Elo difference random - proximity_random" in text
+    assert ("| opening | moves | random first W-D-L | random second W-D-L | score |"
+            in text)
     d = json.loads(out.read_text())
     assert d["agent_a"] == "random" and d["agent_b"] == "proximity_random"
+    assert d["game"] == gomoku_jax.make("gomoku", board_size=7).describe()
     assert d["games"] == 16 == d["wins"] + d["draws"] + d["losses"] and d["seed"] == 3
-    assert d["as_black"]["wins"] + d["as_black"]["draws"] + d["as_black"]["losses"] == 8
+    first, second = d["as_first"], d["as_second"]
+    assert sum(first.values()) == sum(second.values()) == 8
+    assert first["wins"] + second["wins"] == d["wins"]
+    assert first["losses"] + second["losses"] == d["losses"]
+    assert f"as first player {first['wins']}-{first['draws']}-{first['losses']}" in text
+    env = gomoku_jax.make("gomoku", board_size=7)
+    assert [tuple(o["actions"]) for o in d["openings"]] == list(env.default_openings())
+    for o in d["openings"]:
+        assert o["moves"] == " ".join(env.action_to_text(a) for a in o["actions"])
+        assert sum(o["a_first"].values()) == sum(o["a_second"].values()) == 1
+        assert f"| {o['moves']} |" in text
 
 
 def test_arena_with_an_openings_file(tmp_path, capsys):
     openings = tmp_path / "two.txt"
     openings.write_text("# two stones: black moves next\n0,0 0,1\n0,0 1,1\n")
+    out = tmp_path / "arena.json"
     assert cli.main(["arena", "--a", "random", "--b", "random", "--board-size", "5",
-                     "--win-length", "4", "--games", "4", "--openings", str(openings)]) == 0
-    assert "4 games = 2 openings of 2 stones x 2 colours x 1" in capsys.readouterr().out
+                     "--win-length", "4", "--games", "4", "--openings", str(openings),
+                     "--json", str(out)]) == 0
+    assert "4 games = 2 openings of 2 moves x 2 sides x 1" in capsys.readouterr().out
+    # offsets from the centre (2, 2): (row, col) -> row * 5 + col
+    d = json.loads(out.read_text())
+    assert [(o["actions"], o["moves"]) for o in d["openings"]] == [
+        ([12, 13], "(2, 2) (2, 3)"), ([12, 18], "(2, 2) (3, 3)")]
 
 
 def test_tournament_end_to_end(tmp_path, capsys):
-    import json
-
     md, js = tmp_path / "table.md", tmp_path / "table.json"
     assert cli.main(["tournament", "--agents", "random,proximity_random", "--board-size", "7",
                      "--games", "16", "--anchor", "random", "--out", str(md),
@@ -100,7 +121,13 @@ def test_tournament_end_to_end(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "random vs proximity_random:" in text and "| rank | agent | Elo |" in text
     assert md.read_text().strip() == text.split("\n\n", 1)[1].strip()
+    assert ("Round robin, gomoku (board_size=7, win_length=5, rule=freestyle, "
+            "observation=absolute, feature_plane=none): 2 agents, 16 games per pair (8 openings "
+            "x 2 sides x 1)") in text
     d = json.loads(js.read_text())
+    env = gomoku_jax.make("gomoku", board_size=7)
+    assert d["game"] == env.describe() and d["games_per_pair"] == 16
+    assert [tuple(o) for o in d["openings"]] == list(env.default_openings())
     assert d["ratings"]["random"] == 0.0 and d["anchor"] == "random"
     assert [row["agent"] for row in d["table"]] == sorted(
         ["random", "proximity_random"], key=lambda a: -d["ratings"][a])
@@ -109,9 +136,20 @@ def test_tournament_end_to_end(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["arena", "--a", "bogus", "--b", "random"], "unknown agent 'bogus'; available:"),
     (["arena", "--a", "heuristic:speed=2", "--b", "random"],
-     "unknown config for agent 'heuristic': ['speed']; valid fields:"),
+     "unknown field 'speed' for agent 'heuristic'; valid fields: ['attack', 'defence',"),
     (["arena", "--a", "heuristic:attack=strong", "--b", "random"],
-     "field 'attack' of agent 'heuristic' takes a float, got 'strong'"),
+     "agent 'heuristic' field 'attack' takes a float, got 'strong'"),
+    (["arena", "--a", "mcts:greedy=maybe", "--b", "random"],
+     "field 'greedy' takes a bool, got 'maybe'"),
+    (["arena", "--a", "mcts:evaluator=network", "--b", "random"],
+     "uses evaluator=network, which needs a trained network"),
+    (["arena", "--a", "trained", "--b", "random"], "needs a checkpoint"),
+    (["arena", "--a", "random", "--b", "random", "--game", "chess"],
+     "unknown game 'chess'; available: ['gomoku', 'pgx']"),
+    (["arena", "--a", "random", "--b", "random", "--game", "pgx/connect_four",
+      "--board-size", "7"], "--board-size set(s) a gomoku option; the game is pgx/connect_four"),
+    (["arena", "--a", "heuristic", "--b", "random", "--game", "pgx/connect_four"],
+     "agent 'heuristic' plays ['gomoku'], not 'pgx/connect_four'"),
     (["arena", "--a", "heuristic:attack", "--b", "random"], "'attack' is not field=value"),
     (["arena", "--a", ":attack=1", "--b", "random"], "has no agent name"),
     (["arena", "--a", "random", "--b", "random", "--games", "0"],
@@ -120,7 +158,7 @@ def test_tournament_end_to_end(tmp_path, capsys):
      "board_size must be an int in 5..19"),
     (["arena", "--a", "random", "--b", "random", "--rule", "renju"], "rule must be one of"),
     (["arena", "--a", "random", "--b", "random", "--openings", "/nonexistent/o.txt"],
-     "can't read openings file"),
+     "cannot read openings file"),
     (["tournament", "--agents", "random"], "a tournament needs at least 2 agents"),
     (["tournament", "--agents", "random,heuristic", "--anchor", "mcts"],
      "--anchor 'mcts' is not one of the agents"),

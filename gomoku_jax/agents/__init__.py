@@ -1,29 +1,11 @@
-"""Agents: one interface (`base.Agent`), one registry; `make(name, **config)`."""
+"""Agents: one interface (`base.Agent`), one registry (`registry.AGENTS`); `make(name, **config)`
+and agent specs (`specs.make_agent("mcts:num_simulations=256")`)."""
 
-from gomoku_jax.agents.base import Agent, make_from, play_best
+from gomoku_jax.agents.base import Agent, BatchedAgent, play_best
 from gomoku_jax.agents.baselines import ProximityRandomAgent, RandomAgent
 from gomoku_jax.agents.heuristic import HeuristicAgent
-from gomoku_jax.agents.mcts import GumbelAgent, MCTSAgent, PolicyAgent
+from gomoku_jax.agents.registry import AGENTS, make
+from gomoku_jax.agents.search import PolicyAgent, SearchAgent
 
-# One line per algorithm.
-REGISTRY = {
-    "random": RandomAgent,
-    "proximity_random": ProximityRandomAgent,
-    "heuristic": HeuristicAgent,
-    "policy": PolicyAgent,
-    "mcts": MCTSAgent,
-    "gumbel": GumbelAgent,
-}
-
-
-def make(name: str, **config) -> Agent:
-    """An agent by registry name with its config fields, e.g. `make("heuristic", defence=1.2)`.
-
-    Raises:
-      ValueError: an unknown name or config field (the message lists the valid ones).
-    """
-    return make_from(REGISTRY, name, **config)
-
-
-__all__ = ["Agent", "GumbelAgent", "HeuristicAgent", "MCTSAgent", "PolicyAgent",
-           "ProximityRandomAgent", "REGISTRY", "RandomAgent", "make", "play_best"]
+__all__ = ["AGENTS", "Agent", "BatchedAgent", "HeuristicAgent", "PolicyAgent",
+           "ProximityRandomAgent", "RandomAgent", "SearchAgent", "make", "play_best"]

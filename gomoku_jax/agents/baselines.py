@@ -1,4 +1,5 @@
-"""Baseline players: uniformly random, and random weighted by the proximity mask."""
+"""Baseline players for any game: uniformly random, and random weighted by the game's
+candidate weights (Gomoku: seed 000's proximity mask)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.features.proximity import ProximityConfig, proximity_mask
-from gomoku_jax.game.random_play import random_legal_action
+from gomoku_jax.games.random_play import random_legal_action
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,13 +27,12 @@ class RandomAgent(Agent):
 
 @dataclasses.dataclass(frozen=True)
 class ProximityRandomAgent(Agent):
-    """A random legal move drawn with probability proportional to its proximity weight
-    (seed 000: 1 next to a stone, 0.5 two cells away, 0.2 at three, 0.05 beyond; all equal
-    in the opening). With `threshold` > 0: uniform over the cells whose weight reaches it.
-    """
+    """A random legal move drawn with probability proportional to the game's candidate
+    weight (Gomoku, seed 000: 1 next to a stone, 0.5 two cells away, 0.2 at three, 0.05
+    beyond; all equal in the opening; other games: uniform). With `threshold` > 0: uniform
+    over the moves whose weight reaches it (all legal moves if none does)."""
 
     name = "proximity_random"
-    proximity: ProximityConfig = ProximityConfig()
     threshold: float = 0.0
 
     def __post_init__(self):
@@ -42,7 +41,7 @@ class ProximityRandomAgent(Agent):
 
     def act(self, params, agent_state, state, key):
         legal = state.legal_action_mask
-        weights = proximity_mask(state.board, self.proximity).reshape(-1)
+        weights = self.game.candidate_weights(state)
         if self.threshold > 0:
             near = legal & (weights >= self.threshold)
             weights = jnp.where(jnp.any(near), near, legal).astype(jnp.float32)

@@ -1,4 +1,4 @@
-"""The heuristic player: win, else block, else the best mix of threat patterns and
+"""Gomoku's heuristic player: win, else block, else the best mix of threat patterns and
 HeuristicScore for attack and defence (seeds 000, 001 and 003)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import dataclasses
 import jax.numpy as jnp
 
 from gomoku_jax.agents.base import Agent, play_best
-from gomoku_jax.features.cell_values import CellValues, cell_values, position_value
-from gomoku_jax.features.heuristic_score import HeuristicScoreConfig
-from gomoku_jax.features.patterns import PatternConfig
-from gomoku_jax.features.proximity import proximity_mask
+from gomoku_jax.games.gomoku.features.cell_values import CellValues, cell_values, position_value
+from gomoku_jax.games.gomoku.features.heuristic_score import HeuristicScoreConfig
+from gomoku_jax.games.gomoku.features.patterns import PatternConfig
+from gomoku_jax.games.gomoku.features.proximity import proximity_mask
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,6 +26,8 @@ class HeuristicAgent(Agent):
     """
 
     name = "heuristic"
+    games = ("gomoku",)
+
     attack: float = 1.0
     defence: float = 0.9
     score_weight: float = 1.0

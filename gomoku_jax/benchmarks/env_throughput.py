@@ -27,9 +27,10 @@ import jax.numpy as jnp
 
 import gomoku_jax
 from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rate,
-                                          markdown_table, parse_int_list, setup_run,
+                                          parse_int_list, setup_run,
                                           time_compiled, time_python)
-from gomoku_jax.game.random_play import random_legal_action
+from gomoku_jax.games.random_play import random_legal_action
+from gomoku_jax.markdown import table as markdown_table
 
 DEFAULT_BATCHES = (1, 16, 256, 1024, 4096, 16384)
 

@@ -105,12 +105,6 @@ def fmt_rate(x: float) -> str:
     return f"{x:.0f}"
 
 
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def parse_int_list(text: str, flag: str) -> list[int]:
     """Comma-separated positive ints from a command-line flag, or SystemExit saying so."""
     try:

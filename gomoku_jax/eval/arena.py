@@ -1,31 +1,22 @@
-"""The arena: agent A against agent B over many games at once, every opening with both colours.
+"""The arena: agent A against agent B over many games at once, every opening both ways.
 
-`run_match` builds the start positions from a set of openings (`openings.py`), each repeated
-`games_per_opening_colour` times, and plays them twice with `play_match` (one compiled
-`lax.scan` over the whole batch each time): once with A as black, once with B as black. The
-result counts A's wins, draws and losses, in total, per colour and per opening, with A's
-score and the Elo difference A - B with its 95% interval (`elo.estimate`).
+`run_match` builds the start positions from a set of openings (action sequences; by
+default the game's `default_openings()`), each repeated `games_per_opening_colour` times,
+and plays them twice with `play_match` (one compiled loop over the whole batch each time):
+once with A as the game's first player, once with B. The result counts A's wins, draws
+and losses, in total, per side and per opening, with A's score and the Elo difference
+A - B with its 95% interval (`elo.estimate`). It works for any game of the platform.
 
-The `gomoku-jax arena` subcommand is `main` here:
-
-    gomoku-jax arena --a heuristic --b random --board-size 9 --games 64
-    gomoku-jax arena --a heuristic:defence=1.2 --b heuristic --openings my_openings.txt
-    gomoku-jax arena --checkpoint runs/quick --a trained --b heuristic
-    gomoku-jax arena --checkpoint runs/quick --a trained:num_simulations=256 \\
-        --b policy:evaluator=network
-
-With `--checkpoint` (a run directory of `gomoku-jax train`) the game is the network's: the
-board size, win length and rule default to the run's, and other values are refused.
+15x15 freestyle Gomoku is a proven first-player win, and fixed agents replay the same game
+from one position, so a fair match plays several openings with both sides (the first
+player's advantage of an opening then cancels in the score).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
-import json
 import math
-import time
 from typing import Any, Callable, Optional, Sequence
 
 import jax
@@ -33,11 +24,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.eval import elo, openings as openings_lib
-from gomoku_jax.eval.match import play_match
-from gomoku_jax.eval.openings import DEFAULT_OPENINGS, Opening
-from gomoku_jax.game.env import Gomoku
-from gomoku_jax.game.state import State
+from gomoku_jax.eval import elo
+from gomoku_jax.eval.match import MatchOutcome, play_match
+from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.games.protocol import Env, is_over
+
+Opening = tuple[int, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,28 +73,28 @@ class Record:
 
 @dataclasses.dataclass(frozen=True)
 class MatchResult:
-    """A's results against B (each opening played with both colours).
+    """A's results against B (each opening played with A as the first player and as the
+    second: black and white in Gomoku).
 
     Attributes:
       agent_a, agent_b: the agents' labels.
-      board_size, win_length, rule: the game.
-      openings: the openings, as offsets from the centre.
-      games_per_opening_colour: games from each opening with each colour assignment.
-      as_black, as_white: A's record with A playing black / white.
-      per_opening: for each opening, (A's record as black, A's record as white).
-      mean_length: the mean number of stones on the final boards (openings included).
+      game: the env's `describe()` (id, version and config).
+      openings: the openings, as action sequences, and as text (`env.action_to_text`).
+      games_per_opening_colour: games from each opening with each side assignment.
+      as_first, as_second: A's record as the game's first player / second player.
+      per_opening: for each opening, (A's record as first, A's record as second).
+      mean_length: the mean number of moves of the games (openings included).
       elo: the Elo difference A - B with its interval.
     """
 
     agent_a: str
     agent_b: str
-    board_size: int
-    win_length: int
-    rule: str
+    game: dict
     openings: tuple[Opening, ...]
+    opening_text: tuple[str, ...]
     games_per_opening_colour: int
-    as_black: Record
-    as_white: Record
+    as_first: Record
+    as_second: Record
     per_opening: tuple[tuple[Record, Record], ...]
     mean_length: float
     elo: elo.EloEstimate
@@ -110,7 +102,7 @@ class MatchResult:
     @property
     def record(self) -> Record:
         """A's total record."""
-        return self.as_black + self.as_white
+        return self.as_first + self.as_second
 
     @property
     def wins(self) -> int:
@@ -133,26 +125,31 @@ class MatchResult:
         """A's points per game."""
         return self.record.score
 
+    @property
+    def game_label(self) -> str:
+        """The game in a few words, e.g. "gomoku (board_size=15, win_length=5, ...)"."""
+        options = ", ".join(f"{k}={v}" for k, v in self.game.items()
+                            if k not in ("id", "version"))
+        return f"{self.game['id']}" + (f" ({options})" if options else "")
+
     def to_dict(self) -> dict:
         """JSON-ready (infinite Elo values become None)."""
         return {
-            "agent_a": self.agent_a, "agent_b": self.agent_b,
-            "game": {"board_size": self.board_size, "win_length": self.win_length,
-                     "rule": self.rule},
+            "agent_a": self.agent_a, "agent_b": self.agent_b, "game": self.game,
             "games": self.games, "games_per_opening_colour": self.games_per_opening_colour,
             **self.record.to_dict(), "score": self.score,
             "elo": self.elo.to_dict(),
-            "as_black": self.as_black.to_dict(), "as_white": self.as_white.to_dict(),
+            "as_first": self.as_first.to_dict(), "as_second": self.as_second.to_dict(),
             "mean_length": self.mean_length,
-            "openings": [{"moves": [list(m) for m in o], "a_black": b.to_dict(),
-                          "a_white": w.to_dict()}
-                         for o, (b, w) in zip(self.openings, self.per_opening)],
+            "openings": [{"actions": list(o), "moves": t, "a_first": f.to_dict(),
+                          "a_second": sec.to_dict()}
+                         for o, t, (f, sec) in zip(self.openings, self.opening_text,
+                                                   self.per_opening)],
         }
 
     def summary(self) -> str:
-        """A few lines of text: the game, A's record, score, per-colour results and Elo."""
-        n, o = self.board_size, len(self.openings)
-        stones = len(self.openings[0])
+        """A few lines of text: the game, A's record, score, per-side results and Elo."""
+        o, moves = len(self.openings), len(self.openings[0])
         e = self.elo
         if math.isinf(e.diff):
             interval = (f"{elo.format_elo(e)} ({e.confidence:.0%} one-sided bound: a "
@@ -161,229 +158,136 @@ class MatchResult:
             interval = (f"{e.diff:+.1f} ± {e.margin:.1f} ({e.confidence:.0%} interval "
                         f"{e.lower:+.1f} .. {e.upper:+.1f})")
         return "\n".join([
-            f"{self.agent_a} vs {self.agent_b}: {n}x{n} {self.rule} Gomoku (k={self.win_length})"
-            f", {self.games} games = {o} opening{'s' * (o != 1)} of {stones} stone"
-            f"{'s' * (stones != 1)} x 2 colours x {self.games_per_opening_colour}",
+            f"{self.agent_a} vs {self.agent_b}: {self.game_label}, {self.games} games = {o} "
+            f"opening{'s' * (o != 1)} of {moves} move{'s' * (moves != 1)} x 2 sides x "
+            f"{self.games_per_opening_colour}",
             f"  {self.agent_a}: {self.wins} won, {self.draws} drawn, {self.losses} lost; "
             f"score {self.score:.1%}",
-            f"  as black {self.as_black} (W-D-L), as white {self.as_white}",
+            f"  as first player {self.as_first} (W-D-L), as second {self.as_second}",
             f"  Elo difference {self.agent_a} - {self.agent_b}: {interval}",
-            f"  mean game length {self.mean_length:.1f} stones",
+            f"  mean game length {self.mean_length:.1f} moves",
         ])
 
     def per_opening_table(self) -> str:
-        """Markdown: A's record per opening and colour."""
-        from gomoku_jax.benchmarks.timing import markdown_table
-
-        rows = [[str(i), " ".join(f"{r},{c}" for r, c in o), str(b), str(w),
-                 f"{(b + w).score:.1%}"]
-                for i, (o, (b, w)) in enumerate(zip(self.openings, self.per_opening))]
-        return markdown_table(["opening", "moves (offsets)", f"{self.agent_a} black W-D-L",
-                               f"{self.agent_a} white W-D-L", "score"], rows)
+        """Markdown: A's record per opening and side."""
+        rows = [[str(i), text or "(start)", str(f), str(sec), f"{(f + sec).score:.1%}"]
+                for i, (text, (f, sec)) in enumerate(zip(self.opening_text, self.per_opening))]
+        return markdown_table(["opening", "moves", f"{self.agent_a} first W-D-L",
+                               f"{self.agent_a} second W-D-L", "score"], rows)
 
 
 @functools.lru_cache(maxsize=64)
-def compiled_match(env: Gomoku, black: Agent, white: Agent, num_games: int,
-                   white_first: bool) -> Callable[..., State]:
-    """`play_match` jitted for one (env, agents, batch, side to move), cached:
-    f(key, black_params, white_params, start) -> final states [num_games]."""
+def compiled_match(env: Env, first: Agent, second: Agent, num_games: int
+                   ) -> Callable[..., MatchOutcome]:
+    """`play_match` jitted for one (env, agents, batch), cached:
+    f(key, first_params, second_params, start) -> MatchOutcome."""
 
-    def run(key, black_params, white_params, start):
-        return play_match(env, black, white, key, num_games, black_params, white_params,
-                          start, white_first)
+    def run(key, first_params, second_params, start):
+        return play_match(env, first, second, key, num_games, first_params, second_params,
+                          start)
 
     return jax.jit(run)
 
 
-def start_states(env: Gomoku, openings: Sequence[Sequence[Sequence[int]]],
-                 games_per_opening: int) -> State:
-    """The openings' positions, each repeated: leaves [num_openings * games_per_opening],
-    game g starting from opening g // games_per_opening."""
-    states = openings_lib.opening_states(env, openings)
-    return jax.tree.map(lambda x: jnp.repeat(x, games_per_opening, axis=0), states)
+def opening_states(env: Env, openings: Sequence[Sequence[int]]) -> Any:
+    """The positions after each opening (replayed with `env.from_moves`), stacked: leaves
+    [num_openings, ...].
+
+    Raises:
+      ValueError: no openings, openings of different lengths, an illegal move, or an opening
+        that ends the game; the message names the opening.
+    """
+    openings = [tuple(int(a) for a in o) for o in openings]
+    if not openings:
+        raise ValueError("the opening set is empty; give at least one opening")
+    if len({len(o) for o in openings}) > 1:
+        raise ValueError(f"all openings must have the same number of moves (the games of a "
+                         f"match run in lockstep), got lengths {sorted({len(o) for o in openings})}")
+    states = []
+    for i, opening in enumerate(openings):
+        text = " ".join(env.action_to_text(a) for a in opening)
+        try:
+            state = env.from_moves(list(opening))
+        except ValueError as e:
+            raise ValueError(f"opening {i} [{text}]: {e}") from None
+        if bool(is_over(state)):
+            raise ValueError(f"opening {i} [{text}] already ends the game")
+        states.append(state)
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
 
 
 def per_opening_colour(total_games: int, num_openings: int) -> int:
-    """Games per opening and colour for about `total_games` games in all (rounded up so that
-    every opening is played equally often with both colours)."""
+    """Games per opening and side for about `total_games` games in all (rounded up so that
+    every opening is played equally often with both sides)."""
     if isinstance(total_games, bool) or not isinstance(total_games, int) or total_games < 1:
         raise ValueError(f"the number of games must be an int >= 1, got {total_games!r}")
     return -(-total_games // (2 * num_openings))
 
 
-def run_match(env: Gomoku, agent_a: Agent, agent_b: Agent, key: jax.Array,
+def _outcomes(out: MatchOutcome, a_moves_first: bool, num_openings: int, g: int) -> np.ndarray:
+    """A's outcome per game, [num_openings, g]: +1 win, 0 draw, -1 loss."""
+    if not np.all(np.asarray(is_over(out.states))):
+        raise RuntimeError("play_match returned unfinished games: the game's "
+                           "max_game_length is too short")
+    player = np.asarray(out.first_player)
+    a_player = player if a_moves_first else 1 - player
+    returns = np.asarray(out.returns)
+    return np.sign(returns[np.arange(len(player)), a_player]).reshape(num_openings, g)
+
+
+def run_match(env: Env, agent_a: Agent, agent_b: Agent, key: jax.Array,
               games_per_opening_colour: int,
-              openings: Sequence[Sequence[Sequence[int]]] = DEFAULT_OPENINGS,
+              openings: Optional[Sequence[Sequence[int]]] = None,
               params_a: Any = None, params_b: Any = None, *,
               names: Optional[tuple[str, str]] = None) -> MatchResult:
-    """Play A against B from every opening, `games_per_opening_colour` games with A as black
-    and as many with B as black: 2 * len(openings) * games_per_opening_colour games.
+    """Play A against B from every opening, `games_per_opening_colour` games with A as the
+    first player and as many with B: 2 * len(openings) * games_per_opening_colour games.
 
-    Each colour assignment is one compiled call of `play_match` over the whole batch
-    (compiled once per env, agent pair, batch size and side to move, then cached). The
-    first half of `key` drives the games with A as black, the second half the others, so
-    a result depends on the key only.
+    Each side assignment is one compiled `play_match` over the whole batch (compiled once
+    per env, agent pair and batch size, then cached). The first half of `key` drives the
+    games with A first, the second half the others, so a result depends on the key only.
 
     Args:
-      openings: move lists of (row, col) offsets from the centre, all of one length
-        (`openings.DEFAULT_OPENINGS` by default).
-      params_a, params_b: the agents' params (None for fixed agents), whichever colour
-        they play.
+      openings: action sequences, all of one length (default: `env.default_openings()`).
+      params_a, params_b: the agents' params (None for fixed agents).
       names: labels for A and B (default: the agents' `name`).
     Raises:
-      ValueError: a bad games count, or openings that don't fit the board (see
-        `openings.opening_states`).
+      ValueError: a bad games count, or openings that don't fit the game (see
+        `opening_states`).
     """
     if isinstance(games_per_opening_colour, bool) or not isinstance(
             games_per_opening_colour, int) or games_per_opening_colour < 1:
         raise ValueError(f"games_per_opening_colour must be an int >= 1, got "
                          f"{games_per_opening_colour!r}")
-    openings = openings_lib.normalize(openings)
+    agent_a, agent_b = agent_a.bind(env), agent_b.bind(env)
+    openings = tuple(tuple(int(a) for a in o) for o in (
+        env.default_openings() if openings is None else openings))
     g, num_openings = games_per_opening_colour, len(openings)
-    batch = g * num_openings
-    start = start_states(env, openings, g)
-    white_first = openings_lib.white_to_move(openings)
-    key_a_black, key_b_black = jax.random.split(key)
-    a_black = compiled_match(env, agent_a, agent_b, batch, white_first)(
-        key_a_black, params_a, params_b, start)
-    b_black = compiled_match(env, agent_b, agent_a, batch, white_first)(
-        key_b_black, params_b, params_a, start)
-    a_black, b_black = jax.device_get((a_black, b_black))
-    if not (np.all(a_black.terminated) and np.all(b_black.terminated)):
-        raise RuntimeError("play_match returned unfinished games")  # it plays N*N plies
-    # A's outcome per game: +1 win, 0 draw, -1 loss; [num_openings, g].
-    outcome_black = np.asarray(a_black.winner, np.int32).reshape(num_openings, g)
-    outcome_white = -np.asarray(b_black.winner, np.int32).reshape(num_openings, g)
-    per_opening = tuple((Record.from_outcomes(b), Record.from_outcomes(w))
-                        for b, w in zip(outcome_black, outcome_white))
-    as_black = Record.from_outcomes(outcome_black)
-    as_white = Record.from_outcomes(outcome_white)
-    total = as_black + as_white
-    lengths = np.concatenate([a_black.move_count, b_black.move_count])
-    cfg = env.config
+    start = jax.tree.map(lambda x: jnp.repeat(x, g, axis=0), opening_states(env, openings))
+    # The game's first player is to move at the start after an even number of moves.
+    a_moves_first = len(openings[0]) % 2 == 0
+    key_a_first, key_b_first = jax.random.split(key)
+    first, second = (agent_a, agent_b) if a_moves_first else (agent_b, agent_a)
+    params_first, params_second = (params_a, params_b) if a_moves_first else (params_b,
+                                                                              params_a)
+    a_first = compiled_match(env, first, second, g * num_openings)(
+        key_a_first, params_first, params_second, start)
+    b_first = compiled_match(env, second, first, g * num_openings)(
+        key_b_first, params_second, params_first, start)
+    a_first, b_first = jax.device_get((a_first, b_first))
+    outcome_first = _outcomes(a_first, a_moves_first, num_openings, g)
+    outcome_second = _outcomes(b_first, not a_moves_first, num_openings, g)
+    per_opening = tuple((Record.from_outcomes(f), Record.from_outcomes(s))
+                        for f, s in zip(outcome_first, outcome_second))
+    as_first = Record.from_outcomes(outcome_first)
+    as_second = Record.from_outcomes(outcome_second)
+    total = as_first + as_second
+    lengths = np.concatenate([a_first.plies, b_first.plies]) + len(openings[0])
     return MatchResult(
         agent_a=names[0] if names else agent_a.name,
         agent_b=names[1] if names else agent_b.name,
-        board_size=cfg.board_size, win_length=cfg.win_length, rule=cfg.rule,
-        openings=openings, games_per_opening_colour=g,
-        as_black=as_black, as_white=as_white, per_opening=per_opening,
-        mean_length=float(np.mean(lengths)),
+        game=env.describe(), openings=openings,
+        opening_text=tuple(" ".join(env.action_to_text(a) for a in o) for o in openings),
+        games_per_opening_colour=g, as_first=as_first, as_second=as_second,
+        per_opening=per_opening, mean_length=float(np.mean(lengths)),
         elo=elo.estimate(total.wins, total.draws, total.losses))
-
-
-# ---------------------------------------------------------------------------- command line
-
-
-GAME_FLAGS = ("board_size", "win_length", "rule")
-
-
-def add_game_arguments(parser: argparse.ArgumentParser, board_size: int = 15) -> None:
-    """The flags shared by arena and tournament: the game, openings, seed and a trained
-    network (--checkpoint, --step). The game flags default to None, which `setup_game`
-    reads as the checkpoint's game, else as board_size / 5 / freestyle."""
-    parser.add_argument("--board-size", type=int,
-                        help=f"board N (default {board_size}, or the checkpoint's)")
-    parser.add_argument("--win-length", type=int, help="k (default 5, or the checkpoint's)")
-    parser.add_argument("--rule", help="freestyle or exact5 (default freestyle, or the "
-                                       "checkpoint's)")
-    parser.set_defaults(game_defaults={"board_size": board_size, "win_length": 5,
-                                       "rule": "freestyle"})
-    parser.add_argument("--openings", metavar="FILE",
-                        help="openings file: one move list per line of (row, col) offsets from "
-                             "the centre, or JSON (default: the 8 built-in 3-stone openings)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checkpoint", metavar="PATH",
-                        help="a trained network: a run directory of `gomoku-jax train`, its "
-                             "checkpoints/ directory or checkpoints/<step>. Agent specs "
-                             "'trained[:num_simulations=S]' (the run's eval agent) and "
-                             "'mcts|gumbel|policy:evaluator=network,...' then play with it, on "
-                             "its game")
-    parser.add_argument("--step", type=int, metavar="N",
-                        help="the checkpoint step to load (default: the latest)")
-
-
-def load_network(args: argparse.Namespace):
-    """The `TrainedNetwork` of --checkpoint / --step, or None; SystemExit on a bad path."""
-    from gomoku_jax.eval.trained import load_for_cli
-
-    return load_for_cli(getattr(args, "checkpoint", None), getattr(args, "step", None))
-
-
-def setup_game(args: argparse.Namespace, network=None) -> tuple[Gomoku, tuple[Opening, ...]]:
-    """(env, openings) from the flags of `add_game_arguments`; SystemExit on bad values.
-
-    With `network` (a `TrainedNetwork`), the env is the network's game (its observation
-    form and feature plane included) and game flags that were given must match it."""
-    import gomoku_jax
-
-    given = {k: getattr(args, k, None) for k in GAME_FLAGS}
-    try:
-        if network is not None:
-            game = network.game_config
-            wrong = [f"--{k.replace('_', '-')} {v}" for k, v in given.items()
-                     if v is not None and v != getattr(game, k)]
-            if wrong:
-                raise ValueError(
-                    f"{', '.join(wrong)} doesn't match the checkpoint's game "
-                    f"({game.board_size}x{game.board_size}, win length {game.win_length}, "
-                    f"{game.rule}); a network plays only the game it was trained on: leave "
-                    f"these flags out")
-            env = Gomoku.from_config(game)
-        else:
-            defaults = getattr(args, "game_defaults", None) or {
-                "board_size": 15, "win_length": 5, "rule": "freestyle"}
-            env = gomoku_jax.make("gomoku", **{k: defaults[k] if v is None else v
-                                               for k, v in given.items()})
-        openings = (openings_lib.load_openings(args.openings) if args.openings
-                    else DEFAULT_OPENINGS)
-        openings_lib.opening_states(env, openings)  # validate on this board now
-    except ValueError as e:
-        raise SystemExit(f"error: {e}")
-    return env, openings
-
-
-def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
-    parser = parser or argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--a", required=True, metavar="SPEC",
-                        help="agent A: name or name:field=value,... (e.g. heuristic:defence=1.2)")
-    parser.add_argument("--b", required=True, metavar="SPEC", help="agent B, as --a")
-    add_game_arguments(parser)
-    parser.add_argument("--games", type=int, default=64,
-                        help="games in all, rounded up to a multiple of 2 x the number of "
-                             "openings (default 64)")
-    parser.add_argument("--per-opening", action="store_true",
-                        help="also print A's record per opening")
-    parser.add_argument("--json", metavar="OUT", help="write the result as JSON")
-    return parser
-
-
-def main(args: argparse.Namespace) -> int:
-    from gomoku_jax.eval.specs import make_agent
-
-    network = load_network(args)
-    env, openings = setup_game(args, network)
-    try:
-        agent_a, agent_b = make_agent(args.a, network), make_agent(args.b, network)
-        g = per_opening_colour(args.games, len(openings))
-    except ValueError as e:
-        raise SystemExit(f"error: {e}")
-    params = [None if network is None else network.params_for(a) for a in (agent_a, agent_b)]
-    t0 = time.perf_counter()
-    result = run_match(env, agent_a, agent_b, jax.random.key(args.seed), g, openings,
-                       *params, names=(args.a, args.b))
-    seconds = time.perf_counter() - t0
-    print(result.summary())
-    if network is not None:
-        print(f"  network: {network.describe()}")
-    print(f"  {seconds:.1f} s on {jax.default_backend()} (compiling included)")
-    if args.per_opening:
-        print()
-        print(result.per_opening_table())
-    if args.json:
-        with open(args.json, "w") as f:
-            extra = {"seed": args.seed}
-            if network is not None:
-                extra["checkpoint"] = network.to_dict()
-            json.dump(result.to_dict() | extra, f, indent=1)
-    return 0

@@ -1,66 +1,77 @@
-"""Games between two agents, a whole batch at once in one compiled scan."""
+"""Games between two agents, a whole batch at once in one compiled loop, for any game.
+
+`play_match(env, first, second, key, num_games, ...)` plays every board to its end: the
+agent `first` moves at the start positions, `second` replies, and so on. All boards move in
+lockstep (one agent acts for every board, then the other), so each ply runs one agent only,
+not both under a select; that needs the side to move to alternate (two-player games with
+turns, every game here). The loop is a `lax.while_loop` that stops once every game is over
+(terminated or truncated), capped at the game's `max_game_length` plies.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import jax
+import jax.numpy as jnp
 
-from gomoku_jax.agents.base import Agent
-from gomoku_jax.game.env import Gomoku
-from gomoku_jax.game.state import State
+from gomoku_jax.games.protocol import is_over
 
 
-def play_match(env: Gomoku, black: Agent, white: Agent, key: jax.Array, num_games: int,
-               black_params: Any = None, white_params: Any = None,
-               start: Optional[State] = None, white_first: Optional[bool] = None) -> State:
-    """Play `num_games` games, `black` playing black in all of them, to the end.
+class MatchOutcome(NamedTuple):
+    """What `play_match` returns, leaves with a leading [num_games] axis.
 
-    All games move in lockstep (one agent acts for every board, then the other), so each
-    ply runs one agent only, not both under a select. Jit it with env, the agents,
-    num_games and white_first static:
-    `jax.jit(play_match, static_argnums=(0, 1, 2, 4), static_argnames="white_first")`.
+    states: the final positions; returns: float32[B, 2] the rewards each player id got
+    over the games; first_player: int32[B] the player id `first` played (the side to move at
+    the start); plies: int32[B] the moves played from the start to the end of each game.
+    """
+
+    states: Any
+    returns: jax.Array
+    first_player: jax.Array
+    plies: jax.Array
+
+
+def play_match(env, first, second, key: jax.Array, num_games: int, first_params: Any = None,
+               second_params: Any = None, start: Optional[Any] = None) -> MatchOutcome:
+    """Play `num_games` games to the end, `first` to move at the start of every one.
+
+    Jit it with env, the agents and num_games static:
+    `jax.jit(play_match, static_argnums=(0, 1, 2, 4))`.
 
     Args:
-      start: optional batched start positions (leading axis num_games), all with the same
-        side to move; default the empty board.
-      white_first: whether that side is white. None (the default) reads it from `start`
-        (which compiles both move orders); pass it when you know it to compile one.
-    Returns:
-      the final states, leaves with a leading [num_games] axis (`winner` +1 black, -1 white,
-      0 draw). N*N plies are played, so every game is over.
+      env: the game; the agents are bound to it here.
+      start: optional start positions (leaves [num_games, ...]), default `env.init` per
+        game; `first` moves first on every one of them, whichever colour it has there.
     """
+    first, second = first.bind(env), second.bind(env)
     k_init, k_first, k_second, k_play = jax.random.split(key, 4)
     if start is None:
         start = jax.vmap(env.init)(jax.random.split(k_init, num_games))
-        white_first = False
-    if white_first is None:
-        # Read once, before any game ends (a finished game's colour stops alternating).
-        return jax.lax.cond(
-            start.color[0] == -1,
-            lambda: play_match(env, black, white, key, num_games, black_params, white_params,
-                               start, True),
-            lambda: play_match(env, black, white, key, num_games, black_params, white_params,
-                               start, False))
-    first, second = (white, black) if white_first else (black, white)
-    first_params, second_params = ((white_params, black_params) if white_first
-                                   else (black_params, white_params))
     agent_states = (jax.vmap(first.init)(jax.random.split(k_first, num_games)),
                     jax.vmap(second.init)(jax.random.split(k_second, num_games)))
 
-    def move(agent, params, agent_state, states, k):
+    def move(agent, params, agent_state, states, returns, plies, k):
         actions, agent_state, _ = agent.act_batch(params, agent_state, states,
                                                   jax.random.split(k, num_games))
-        return jax.vmap(env.step)(states, actions), agent_state
+        live = ~is_over(states)
+        states = jax.vmap(env.step)(states, actions)
+        return states, agent_state, returns + states.rewards, plies + live
 
-    def two_plies(carry, k):
-        states, (s1, s2) = carry
-        k1, k2 = jax.random.split(k)
-        states, s1 = move(first, first_params, s1, states, k1)
-        states, s2 = move(second, second_params, s2, states, k2)
-        return (states, (s1, s2)), None
+    def two_plies(carry):
+        states, (s1, s2), returns, plies, i = carry
+        k1, k2 = jax.random.split(jax.random.fold_in(k_play, i))
+        states, s1, returns, plies = move(first, first_params, s1, states, returns, plies, k1)
+        states, s2, returns, plies = move(second, second_params, s2, states, returns, plies,
+                                          k2)
+        return states, (s1, s2), returns, plies, i + 1
 
-    plies = (env.num_actions + 1) // 2
-    (states, _), _ = jax.lax.scan(two_plies, (start, agent_states),
-                                  jax.random.split(k_play, plies))
-    return states
+    def going(carry):
+        states, _, _, _, i = carry
+        return (i < (env.max_game_length + 1) // 2) & ~jnp.all(is_over(states))
+
+    zero = jnp.zeros((num_games,), jnp.int32)
+    states, _, returns, plies, _ = jax.lax.while_loop(
+        going, two_plies,
+        (start, agent_states, jnp.zeros((num_games, 2), jnp.float32), zero, jnp.int32(0)))
+    return MatchOutcome(states, returns, start.current_player.astype(jnp.int32), plies)

@@ -11,10 +11,8 @@ their Elo differences) or JSON.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import itertools
-import json
 import math
 import time
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
@@ -23,13 +21,11 @@ import jax
 import numpy as np
 
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.benchmarks.timing import markdown_table
+from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.eval import elo
-from gomoku_jax.eval.arena import (MatchResult, Record, add_game_arguments, load_network,
-                                   per_opening_colour, run_match, setup_game)
-from gomoku_jax.eval.openings import DEFAULT_OPENINGS
-from gomoku_jax.eval.specs import make_agent, split_specs
-from gomoku_jax.game.env import Gomoku
+from gomoku_jax.eval.arena import MatchResult, Record, run_match
+from gomoku_jax.games.protocol import Env
+from gomoku_jax.markdown import table as markdown_table
 
 # An entrant: an agent spec string, or a (label, agent) pair for an agent built in code.
 Entrant = Union[str, tuple[str, Agent]]
@@ -80,9 +76,9 @@ class TournamentResult:
         """Three markdown tables: ratings, the score matrix, and the pairs."""
         m0 = self.matches[0]
         games = m0.games
-        header = (f"Round robin, {m0.board_size}x{m0.board_size} {m0.rule} Gomoku "
-                  f"(k={m0.win_length}): {len(self.names)} agents, {games} games per pair "
-                  f"({len(m0.openings)} openings x 2 colours x {m0.games_per_opening_colour}). "
+        header = (f"Round robin, {m0.game_label}: {len(self.names)} agents, {games} games "
+                  f"per pair ({len(m0.openings)} openings x 2 sides x "
+                  f"{m0.games_per_opening_colour}). "
                   f"Elo: maximum likelihood, {self.prior_draws:g} virtual draw(s) per pair, "
                   + (f"{self.anchor} = 0." if self.anchor else "mean 0."))
         order = self.ranking()
@@ -98,10 +94,9 @@ class TournamentResult:
             [[self.names[i]] + ["—" if i == j else f"{scores[i, j]:.1%}" for j in order]
              for i in order])
         pairs = markdown_table(
-            ["A", "B", "A's W-D-L", "A's score", "A as black", "A as white",
-             "Elo A - B (95%)"],
-            [[m.agent_a, m.agent_b, str(m.record), f"{m.score:.1%}", str(m.as_black),
-              str(m.as_white), elo.format_elo(m.elo)] for m in self.matches])
+            ["A", "B", "A's W-D-L", "A's score", "A first", "A second", "Elo A - B (95%)"],
+            [[m.agent_a, m.agent_b, str(m.record), f"{m.score:.1%}", str(m.as_first),
+              str(m.as_second), elo.format_elo(m.elo)] for m in self.matches])
         return "\n\n".join([header, ratings, matrix, pairs])
 
     def to_dict(self) -> dict:
@@ -110,11 +105,10 @@ class TournamentResult:
         m0 = self.matches[0]
         scores = self.score_matrix()
         return {
-            "game": {"board_size": m0.board_size, "win_length": m0.win_length,
-                     "rule": m0.rule},
+            "game": m0.game,
             "games_per_pair": m0.games,
             "games_per_opening_colour": m0.games_per_opening_colour,
-            "openings": [[list(mv) for mv in o] for o in m0.openings],
+            "openings": [list(o) for o in m0.openings],
             "anchor": self.anchor, "prior_draws": self.prior_draws,
             "agents": list(self.names),
             "ratings": {n: float(self.ratings[i]) for i, n in enumerate(self.names)},
@@ -143,9 +137,9 @@ def _entrants(entrants: Sequence[Entrant]) -> list[tuple[str, Agent]]:
     return out
 
 
-def run_tournament(env: Gomoku, entrants: Sequence[Entrant], key: jax.Array,
+def run_tournament(env: Env, entrants: Sequence[Entrant], key: jax.Array,
                    games_per_opening_colour: int,
-                   openings: Sequence[Sequence[Sequence[int]]] = DEFAULT_OPENINGS, *,
+                   openings: Optional[Sequence[Sequence[int]]] = None, *,
                    params: Optional[Mapping[str, Any]] = None, anchor: Optional[str] = None,
                    prior_draws: float = 1.0,
                    progress: Optional[Callable[[MatchResult, float], None]] = None
@@ -154,6 +148,7 @@ def run_tournament(env: Gomoku, entrants: Sequence[Entrant], key: jax.Array,
 
     Args:
       entrants: agent specs ('heuristic:defence=1.2') or (label, agent) pairs.
+      openings: action sequences (default: the game's `default_openings()`).
       key: pair k (in `itertools.combinations` order) plays with `fold_in(key, k)`.
       params: optional {label: params} for agents that have them (None otherwise).
       anchor: the label rated 0 (default: the mean rating is 0).
@@ -184,70 +179,3 @@ def run_tournament(env: Gomoku, entrants: Sequence[Entrant], key: jax.Array,
     ratings = elo.fit_ratings(points, games, prior_draws=prior_draws,
                               anchor=None if anchor is None else names.index(anchor))
     return TournamentResult(names, tuple(matches), ratings, anchor, prior_draws)
-
-
-# ---------------------------------------------------------------------------- command line
-
-
-def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
-    parser = parser or argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--agents", nargs="+", required=True, metavar="SPECS",
-                        help="agent specs, comma- or space-separated: "
-                             "random,proximity_random,heuristic:defence=1.2,attack=0.8")
-    add_game_arguments(parser, board_size=9)
-    parser.add_argument("--games", type=int, default=64,
-                        help="games per pair, rounded up to a multiple of 2 x the number of "
-                             "openings (default 64)")
-    parser.add_argument("--anchor", metavar="AGENT",
-                        help="the agent rated 0 (default: the mean rating is 0)")
-    parser.add_argument("--prior-draws", type=float, default=1.0,
-                        help="virtual draws per pair in the Elo fit (default 1; 0 = plain "
-                             "maximum likelihood, infinite for a perfect score)")
-    parser.add_argument("--out", metavar="FILE", help="write the markdown tables here")
-    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    return parser
-
-
-def main(args: argparse.Namespace) -> int:
-    network = load_network(args)
-    env, openings = setup_game(args, network)
-    try:
-        specs = split_specs(args.agents)
-        entrants = [(s, make_agent(s, network)) for s in specs]
-        params = {} if network is None else {s: network.params_for(a) for s, a in entrants}
-        g = per_opening_colour(args.games, len(openings))
-        if args.prior_draws < 0:
-            raise ValueError(f"--prior-draws must be >= 0, got {args.prior_draws}")
-        if args.anchor is not None and args.anchor not in specs:
-            raise ValueError(f"--anchor {args.anchor!r} is not one of the agents {specs}")
-        if len(specs) < 2:
-            raise ValueError(f"a tournament needs at least 2 agents, got {specs}")
-    except ValueError as e:
-        raise SystemExit(f"error: {e}")
-
-    def report(m: MatchResult, seconds: float) -> None:
-        print(f"  {m.agent_a} vs {m.agent_b}: {m.record} (W-D-L), score {m.score:.1%}, "
-              f"Elo {elo.format_elo(m.elo)}  [{seconds:.1f} s]", flush=True)
-
-    print(f"{len(specs)} agents, {len(specs) * (len(specs) - 1) // 2} pairs, "
-          f"{2 * len(openings) * g} games per pair:", flush=True)
-    try:
-        result = run_tournament(env, entrants, jax.random.key(args.seed), g, openings,
-                                params=params, anchor=args.anchor, prior_draws=args.prior_draws,
-                                progress=report)
-    except ValueError as e:
-        raise SystemExit(f"error: {e}")
-    table = result.markdown()
-    print()
-    print(table)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table + "\n")
-    if args.json:
-        with open(args.json, "w") as f:
-            extra = {"seed": args.seed}
-            if network is not None:
-                extra["checkpoint"] = network.to_dict()
-            json.dump(result.to_dict() | extra, f, indent=1)
-    return 0

@@ -7,23 +7,23 @@
 writes two files:
 
     OUT        `jax.export.Exported.serialize()` of the inference function
-                 obs float32[b, N, N, C] -> (logits float32[b, N*N], value float32[b])
+                 obs float32[b, *obs_shape] -> (logits float32[b, A], value float32[b])
                with a symbolic batch size b (any b >= 1) and the network's parameters and
-               BatchNorm statistics baked in as constants;
-    OUT.json   what a player needs to know (`metadata`): the game (board size, win length,
-               rule), the observation form and the meaning of each input plane, the feature
-               plane, the outputs, the net config, the run and step, the platforms.
+               BatchNorm statistics baked in as constants (for Gomoku obs_shape is
+               [N, N, C] and A = N*N);
+    OUT.json   what a player needs to know (`metadata`): the game (its id, version and
+               config), the input shape and, for Gomoku, the meaning of each plane, the
+               outputs, the net config, the run and step, the platforms.
 
 Running it needs jax only (no flax, no gomoku_jax):
 
     import jax, numpy as np
     exported = jax.export.deserialize(bytearray(open("quick.jaxexport", "rb").read()))
-    logits, value = exported.call(obs)       # obs: np.float32[b, N, N, C]
+    logits, value = exported.call(obs)       # obs: np.float32[b, *obs_shape]
 
-or `load_exported(path)` from here. The input planes are those of
-`gomoku_jax.game.observe.observe` for the run's game config; logits are unmasked (mask the
-occupied cells before taking a move), action = row * N + col; value is the side to move's
-expected result in [-1, 1].
+or `load_exported(path)` from here. The input is `env.observe(state)` of the run's game;
+logits are unmasked (mask the illegal actions before taking a move; Gomoku: action =
+row * N + col); value is the side to move's expected result in [-1, 1].
 
 The lowering targets the current backend by default; `--platforms cpu,cuda` makes one file
 for several (a platform need not be present to be lowered for).
@@ -31,7 +31,6 @@ for several (a platform need not be present to be lowered for).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import pathlib
@@ -41,7 +40,7 @@ import jax
 import jax.numpy as jnp
 
 FORMAT = "gomoku_jax.export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 METADATA_SUFFIX = ".json"
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
@@ -75,20 +74,20 @@ def parse_platforms(text: Optional[str | Sequence[str]]) -> tuple[str, ...]:
 
 
 def export_apply(apply: Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]],
-                 variables: Any, observation_shape: tuple[int, int, int],
+                 variables: Any, observation_shape: Sequence[int],
                  platforms: Optional[Sequence[str]] = None) -> jax.export.Exported:
     """`obs -> apply(variables, obs)` exported with `variables` as constants.
 
     Args:
-      apply: `(variables, obs float32[B, N, N, C]) -> (logits [B, N*N], value [B])`.
-      observation_shape: (N, N, C); the batch dimension is symbolic ("b").
+      apply: `(variables, obs float32[B, *observation_shape]) -> (logits [B, A], value [B])`.
+      observation_shape: one observation's shape; the batch dimension is symbolic ("b").
       platforms: lowering platforms (default: the current backend's).
     Returns:
       The `jax.export.Exported` (`.serialize()` gives the bytes).
     """
-    n, n2, c = observation_shape
     platforms = parse_platforms(platforms)
-    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape(f"b, {n}, {n2}, {c}"), jnp.float32)
+    dims = ", ".join(["b", *(str(d) for d in observation_shape)])
+    spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape(dims), jnp.float32)
 
     def forward(obs):
         logits, value = apply(variables, obs)
@@ -97,29 +96,36 @@ def export_apply(apply: Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]],
     return jax.export.export(jax.jit(forward), platforms=platforms)(spec)
 
 
+def _planes(env) -> Optional[list[str]]:
+    """What each input plane means, for the games that say (Gomoku)."""
+    if env.id != "gomoku":
+        return None
+    from gomoku_jax.games.gomoku.observe import PLANES
+
+    game = env.config
+    planes = list(PLANES[game.observation])
+    if game.has_feature_plane:
+        planes.append(f"feature plane {game.feature_plane!r} of the observing side")
+    return planes
+
+
 def metadata(network: Any, exported: jax.export.Exported) -> dict:
     """The JSON description of an export of `network` (a `TrainedNetwork`)."""
-    from gomoku_jax.game.observe import PLANES
-
-    game = network.config.game
-    n = game.board_size
-    c = network.model.in_planes
-    planes = list(PLANES[game.observation])
-    if game.feature_plane != "none":
-        planes.append(f"feature plane {game.feature_plane!r} of the side to move")
+    env = network.env
+    shape = list(env.observation_shape)
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION,
-        "game": {"board_size": n, "win_length": game.win_length, "rule": game.rule},
+        "game": env.describe(),
         "input": {
-            "name": "obs", "shape": ["b", n, n, c], "dtype": "float32",
-            "observation": game.observation, "feature_plane": game.feature_plane,
-            "planes": planes,
-            "made_by": "gomoku_jax.game.observe.observe(state) for the game config of the "
-                       "run (gomoku_jax.train.config: config.game.game_config())",
+            "name": "obs", "shape": ["b", *shape], "dtype": "float32",
+            "planes": _planes(env),
+            "made_by": "env.observe(state) for the run's game (gomoku_jax.train.config: "
+                       "config.env()), vmapped over the batch",
         },
         "outputs": [
-            {"name": "logits", "shape": ["b", n * n], "dtype": "float32",
-             "meaning": "policy logits over actions row * N + col, occupied cells not masked"},
+            {"name": "logits", "shape": ["b", env.num_actions], "dtype": "float32",
+             "meaning": "policy logits over the game's actions (for Gomoku row * N + col), "
+                        "illegal actions not masked"},
             {"name": "value", "shape": ["b"], "dtype": "float32",
              "meaning": "expected result for the side to move, in [-1, 1]"},
         ],
@@ -143,7 +149,7 @@ def export_checkpoint(checkpoint: str | pathlib.Path, out: str | pathlib.Path, *
       ValueError: a bad checkpoint path or step, bad platforms, an `out` that exists
         (without `force`), is a directory, or whose directory does not exist.
     """
-    from gomoku_jax.eval.trained import load
+    from gomoku_jax.train.trained import load
 
     out = pathlib.Path(out)
     meta_out = metadata_path(out)
@@ -157,7 +163,7 @@ def export_checkpoint(checkpoint: str | pathlib.Path, out: str | pathlib.Path, *
     platforms = parse_platforms(platforms)
     network = load(checkpoint, step)
     exported = export_apply(network.model.apply, network.variables,
-                            network.game_config.observation_shape, platforms)
+                            network.env.observation_shape, platforms)
     meta = metadata(network, exported)
     out.write_bytes(exported.serialize())
     meta_out.write_text(json.dumps(meta, indent=1) + "\n")
@@ -166,7 +172,7 @@ def export_checkpoint(checkpoint: str | pathlib.Path, out: str | pathlib.Path, *
 
 def load_exported(path: str | pathlib.Path) -> Callable[[Any], tuple[jax.Array, jax.Array]]:
     """The exported network at `path` as a jitted function
-    `f(obs float32[b, N, N, C]) -> (logits float32[b, N*N], value float32[b])`
+    `f(obs float32[b, *obs_shape]) -> (logits float32[b, A], value float32[b])`
     (compiled once per batch size). It calls nothing but jax: importing this module loads
     `gomoku_jax`'s game package, never the training code (flax.nnx, orbax, optax, mctx).
 
@@ -190,41 +196,3 @@ def load_metadata(path: str | pathlib.Path) -> dict:
     if not meta.is_file():
         raise ValueError(f"no metadata at {meta}")
     return json.loads(meta.read_text())
-
-
-# ---------------------------------------------------------------------- command line
-
-
-def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
-    parser = parser or argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--checkpoint", required=True, metavar="PATH",
-                        help="a run directory of `gomoku-jax train`, its checkpoints/ "
-                             "directory or checkpoints/<step>")
-    parser.add_argument("--out", required=True, metavar="FILE",
-                        help="the serialized export; its metadata goes to FILE.json")
-    parser.add_argument("--step", type=int, metavar="N",
-                        help="the checkpoint step (default: the latest, or the one PATH names)")
-    parser.add_argument("--platforms", metavar="LIST",
-                        help=f"comma-separated lowering platforms from {', '.join(PLATFORMS)} "
-                             f"(default: this machine's, "
-                             f"{jax.export.default_export_platform()})")
-    parser.add_argument("--force", action="store_true", help="overwrite FILE and FILE.json")
-    return parser
-
-
-def main(args: argparse.Namespace) -> int:
-    try:
-        meta = export_checkpoint(args.checkpoint, args.out, step=args.step,
-                                 platforms=args.platforms, force=args.force)
-    except ValueError as e:
-        raise SystemExit(f"error: {e}")
-    out = pathlib.Path(args.out)
-    n, c = meta["game"]["board_size"], meta["input"]["shape"][-1]
-    ck = meta["checkpoint"]
-    print(f"exported {ck['run_dir']} step {ck['step']} ({meta['num_params']:,} params) for "
-          f"{', '.join(meta['platforms'])}:")
-    print(f"  {out} ({out.stat().st_size / 1e6:.2f} MB): obs float32[b, {n}, {n}, {c}] -> "
-          f"logits float32[b, {n * n}], value float32[b]")
-    print(f"  {metadata_path(out)}: game, input planes, net config")
-    return 0

@@ -41,20 +41,18 @@ compiled while a move is on the clock, except after an INFO rule that changes th
 
 A trained network (`--checkpoint RUN_DIR`, a run of `gomoku-jax train`) plays its own game
 only: START with another board size is an ERROR, and the win length is the run's. The
-agent is then the run's eval agent (`--agent trained`, the default: greedy PUCT with the
-run's search config and `eval.agent_simulations`; `--agent-config num_simulations=S`), or
-`mcts`, `gumbel` or `policy` with `evaluator=network` (their default with a checkpoint).
+agent is then the run's eval agent (`--agent trained`, the default: the run's search at
+full strength with `eval.agent_simulations`; `--agent-config num_simulations=S`), or a
+search or policy agent with `evaluator=network` (their default with a checkpoint).
+The command line is `gomoku_jax.cli.pbrain`.
 """
 
 from __future__ import annotations
 
-import argparse
-import ast
 import dataclasses
 import re
-import sys
 import time
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, TextIO
+from typing import Any, Callable, Optional, TextIO
 
 import jax
 import jax.numpy as jnp
@@ -63,15 +61,11 @@ import numpy as np
 import gomoku_jax
 from gomoku_jax import agents
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.eval.specs import NETWORK, TRAINED, build_agent, trained_agent
-from gomoku_jax.game.config import MAX_BOARD_SIZE, MIN_BOARD_SIZE, GameConfig
-from gomoku_jax.game.env import Gomoku
-from gomoku_jax.game.positions import winning_colours
-from gomoku_jax.game.state import BLACK, WHITE
+from gomoku_jax.games.gomoku.config import MAX_BOARD_SIZE, MIN_BOARD_SIZE, GameConfig
+from gomoku_jax.games.gomoku.env import Gomoku
+from gomoku_jax.games.gomoku.positions import winning_colours
+from gomoku_jax.games.gomoku.state import BLACK, WHITE
 from gomoku_jax.io.player import TimedPlayer, simulations
-
-if TYPE_CHECKING:
-    from gomoku_jax.eval.trained import TrainedNetwork
 
 OWN, OPPONENT, EMPTY = 1, -1, 0  # the engine's board: our stones vs the opponent's
 FIELDS = {1: OWN, 2: OPPONENT}  # BOARD's FIELD values
@@ -164,7 +158,8 @@ class PbrainEngine:
             raise ValueError("agent_config goes with an agent name, not an Agent instance")
         if game is not None:
             win_length = game.win_length
-        Gomoku(MIN_BOARD_SIZE, min(win_length, MIN_BOARD_SIZE), rule)  # validates the rule
+        # Validates the rule, and that the agent plays Gomoku.
+        agent.check_game(Gomoku(MIN_BOARD_SIZE, min(win_length, MIN_BOARD_SIZE), rule))
         self.agent = agent
         self.player = TimedPlayer(agent, params, levels=levels, clock=clock)
         self.win_length = win_length
@@ -453,7 +448,8 @@ class PbrainEngine:
             [-1 if a is None else a for a in (black_last, white_last)], jnp.int32))
 
         budget = self.move_budget_s()
-        played = self.player.move(state, self._agent_state, self._next_key(), budget)
+        played = self.player.move(self.env, state, self._agent_state, self._next_key(),
+                                  budget)
         self.moves_computed += 1
         out = []
         action = played.action
@@ -530,159 +526,3 @@ def _nearest_empty_to_centre(board: np.ndarray) -> int:
     distance = np.maximum(abs(rows - (n - 1) / 2), abs(cols - (n - 1) / 2))
     distance = np.where(board == EMPTY, distance, np.inf).reshape(-1)
     return int(np.argmin(distance))
-
-
-# ---------------------------------------------------------------------- command line
-
-def parse_agent_config(name: str, pairs: Sequence[str]) -> dict:
-    """{field: value} from `KEY=VALUE` strings for registered agent `name`. Values are
-    converted to the type of the field's default (bool, int, float, str); fields that are
-    nested configs can't be set here.
-
-    Raises:
-      ValueError: an unknown agent or field, a malformed pair or an unconvertible value.
-    """
-    if name not in agents.REGISTRY:
-        raise ValueError(f"unknown agent {name!r}; available: {sorted(agents.REGISTRY)}")
-    fields = {f.name: f for f in dataclasses.fields(agents.REGISTRY[name])}
-    config = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key, raw = key.strip(), raw.strip()
-        if not sep or not key:
-            raise ValueError(f"--agent-config takes KEY=VALUE, got {pair!r}")
-        if key not in fields:
-            raise ValueError(f"unknown config for agent {name!r}: {key!r}; valid fields: "
-                             f"{sorted(fields) or 'none'}")
-        config[key] = _convert(name, key, raw, fields[key])
-    return config
-
-
-def _convert(agent: str, key: str, raw: str, field: dataclasses.Field) -> Any:
-    default = field.default
-    if default is dataclasses.MISSING and field.default_factory is not dataclasses.MISSING:
-        default = field.default_factory()
-    what = f"--agent-config {key}={raw!r} for agent {agent!r}"
-    if dataclasses.is_dataclass(default):
-        raise ValueError(f"{what}: {key} is a nested config ({type(default).__name__}); it "
-                         f"can't be set from the command line")
-    try:
-        if isinstance(default, bool):
-            lowered = raw.lower()
-            if lowered not in ("true", "false", "1", "0"):
-                raise ValueError
-            return lowered in ("true", "1")
-        if isinstance(default, int):
-            return int(raw)
-        if isinstance(default, float):
-            return float(raw)
-        if isinstance(default, str):
-            return raw
-    except ValueError:
-        raise ValueError(f"{what}: expected a {type(default).__name__}") from None
-    try:
-        return ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
-        return raw
-
-
-def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
-    parser = parser or argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--agent", choices=sorted(agents.REGISTRY) + [TRAINED],
-                        help="the agent that plays: a registered agent, or 'trained' (the "
-                             "checkpoint's eval agent); default: heuristic, or trained with "
-                             "--checkpoint")
-    parser.add_argument("--agent-config", action="append", default=[], metavar="KEY=VALUE",
-                        help="an agent config field, e.g. defence=1.2 (repeatable)")
-    parser.add_argument("--checkpoint", metavar="PATH",
-                        help="a trained network: a run directory of `gomoku-jax train`, its "
-                             "checkpoints/ directory or checkpoints/<step>; the engine then "
-                             "plays only the run's board size and win length")
-    parser.add_argument("--step", type=int, metavar="N",
-                        help="the checkpoint step to load (default: the latest)")
-    parser.add_argument("--rule", choices=["freestyle", "exact5"],
-                        help="the rule until the manager sends INFO rule (default: freestyle, "
-                             "or the checkpoint's)")
-    parser.add_argument("--seed", type=int, default=0, help="seeds the agent's random keys")
-    parser.add_argument("--levels", type=int, default=3,
-                        help="cheaper variants (1/4, 1/16 ... of num_simulations) compiled "
-                             "for time control, for agents that search")
-    parser.add_argument("--verbose", action="store_true",
-                        help="a MESSAGE with the agent's value and move time before each move")
-    return parser
-
-
-def network_agent(name: str, pairs: Sequence[str], network: "TrainedNetwork") -> Agent:
-    """The agent that plays with `network`: `trained` (the run's eval agent; only
-    num_simulations=S may be set) or `mcts` / `gumbel` / `policy`, whose evaluator defaults
-    to "network" here.
-
-    Raises:
-      ValueError: an agent that has no network, an evaluator other than "network", or a bad
-        KEY=VALUE.
-    """
-    if name == TRAINED:
-        config = {}
-        for pair in pairs:
-            key, sep, raw = pair.partition("=")
-            if not sep or key.strip() != "num_simulations":
-                raise ValueError(f"agent {TRAINED!r} takes only --agent-config "
-                                 f"num_simulations=S, got {pair!r}")
-            try:
-                config["num_simulations"] = int(raw)
-            except ValueError:
-                raise ValueError(f"--agent-config {pair!r}: expected an int") from None
-        return trained_agent(config, network)
-    fields = {f.name for f in dataclasses.fields(agents.REGISTRY[name])}
-    if "evaluator" not in fields:
-        raise ValueError(f"agent {name!r} has no network to take from --checkpoint; use "
-                         f"--agent {TRAINED} (the default with a checkpoint), or one of mcts, "
-                         f"gumbel, policy")
-    config = {"evaluator": NETWORK, **parse_agent_config(name, pairs)}
-    if config["evaluator"] != NETWORK:
-        raise ValueError(f"with --checkpoint, agent {name!r} plays with the network "
-                         f"(evaluator=network), not evaluator={config['evaluator']}")
-    return build_agent(name, config, network)
-
-
-def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
-    """The engine the flags of `build_parser` describe; SystemExit("error: ...") for bad
-    ones (a bad checkpoint path included)."""
-    from gomoku_jax.eval.trained import load_for_cli
-
-    if args.levels < 1:
-        raise SystemExit(f"error: --levels must be >= 1, got {args.levels}")
-    network = load_for_cli(args.checkpoint, args.step)
-    name = args.agent or (TRAINED if network is not None else "heuristic")
-    try:
-        if network is None:
-            if name == TRAINED:
-                raise ValueError(f"--agent {TRAINED} is a trained network's agent: give "
-                                 f"--checkpoint PATH (a run directory)")
-            config = parse_agent_config(name, args.agent_config)
-            agent = build_agent(name, config)
-            engine = PbrainEngine(agent, rule=args.rule or "freestyle", seed=args.seed,
-                                  levels=args.levels, verbose=args.verbose)
-        else:
-            game = network.game_config
-            agent = network_agent(name, args.agent_config, network)
-            if args.rule is not None and args.rule != game.rule:
-                print(f"warning: the network was trained for {game.rule}; playing {args.rule} "
-                      f"with it until INFO rule says otherwise", file=sys.stderr)
-            engine = PbrainEngine(agent, params=network.variables, game=game,
-                                  rule=args.rule or game.rule, seed=args.seed,
-                                  levels=args.levels, verbose=args.verbose)
-    except ValueError as e:
-        raise SystemExit(f"error: {e}")
-    return engine
-
-
-def main(args: argparse.Namespace) -> int:
-    engine = engine_from_args(args)
-    for stream in (sys.stdin, sys.stdout):
-        if hasattr(stream, "reconfigure"):  # undecodable bytes must not end the engine
-            stream.reconfigure(errors="replace")
-    try:
-        return engine.run(sys.stdin, sys.stdout)
-    except BrokenPipeError:  # the manager went away
-        return 0

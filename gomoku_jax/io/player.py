@@ -1,15 +1,17 @@
 """A compiled agent that plays one move at a time under a clock (for protocol engines).
 
-`TimedPlayer(agent)` holds one jitted `act` per *variant* of the agent, strongest first:
-the agent itself and, when it has a `num_simulations` field, cheaper copies of it made with
-`dataclasses.replace` (a quarter, a sixteenth ... of the simulations; see `variants`).
+`TimedPlayer(agent)` holds one jitted `act` per *variant* of the agent and game, strongest
+first: the agent itself and, when it has a `num_simulations` field, cheaper copies of it
+made with `dataclasses.replace` (a quarter, a sixteenth ... of the simulations; see
+`variants`), each bound to the game it plays.
 
     player = TimedPlayer(agents.make("heuristic"))
     player.prepare(env, key)                 # compile + time one warm move per variant
-    played = player.move(state, agent_state, key, budget_s=0.5)
+    played = player.move(env, state, agent_state, key, budget_s=0.5)
 
-`prepare` compiles every variant for a game config and measures one warm move of each, so
-that no compilation ever happens while a move is on the clock. `move` plays with the
+`prepare` compiles every variant for a game and measures one warm move of each (from the
+game's initial position), so that no compilation ever happens while a move is on the
+clock. `move` plays with the
 strongest variant whose estimated move time fits `budget_s` (the cheapest one when none
 does; all of them when `budget_s` is None) and refreshes that variant's estimate with the
 time the move took. Agents without `num_simulations` have a single variant whose time is
@@ -27,9 +29,7 @@ import jax
 import numpy as np
 
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.game.config import GameConfig
-from gomoku_jax.game.env import Gomoku
-from gomoku_jax.game.state import State
+from gomoku_jax.games.protocol import Env
 
 SIMULATIONS_FIELD = "num_simulations"
 
@@ -98,7 +98,7 @@ class Played(NamedTuple):
 
 
 class TimedPlayer:
-    """Compiled variants of one agent with per-config move-time estimates.
+    """Compiled variants of one agent with per-game move-time estimates.
 
     Args:
       agent: any registered agent (see `gomoku_jax.agents`).
@@ -113,46 +113,46 @@ class TimedPlayer:
         self.agent = agent
         self.params = params
         self.variants = variants(agent, levels)
-        self._acts = [jitted_act(v) for v in self.variants]
         self._clock = clock
         self._smoothing = smoothing
-        self._estimates: dict[GameConfig, list[float]] = {}
+        self._acts: dict[Env, list[Callable]] = {}
+        self._estimates: dict[Env, list[float]] = {}
 
-    def prepared(self, config: GameConfig) -> bool:
-        return config in self._estimates
+    def prepared(self, env: Env) -> bool:
+        return env in self._estimates
 
-    def estimates(self, config: GameConfig) -> list[float]:
-        """Estimated seconds per move of each variant for `config` (after `prepare`)."""
-        return list(self._estimates[config])
+    def estimates(self, env: Env) -> list[float]:
+        """Estimated seconds per move of each variant for `env` (after `prepare`)."""
+        return list(self._estimates[env])
 
-    def prepare(self, env: Gomoku, key: jax.Array) -> list[float]:
-        """Compile every variant for `env`'s config (once) and time one warm move of each
-        on the empty board; returns the estimates in seconds."""
-        if env.config not in self._estimates:
-            n = env.board_size
-            state = env.from_board(np.zeros((n, n), np.int8))
+    def prepare(self, env: Env, key: jax.Array) -> list[float]:
+        """Compile every variant for `env` (once) and time one warm move of each on the
+        initial position; returns the estimates in seconds."""
+        if env not in self._estimates:
+            acts = [jitted_act(v.bind(env)) for v in self.variants]
+            state = env.init(key)
             agent_state = self.agent.init(key)
             times = []
-            for act in self._acts:
+            for act in acts:
                 jax.block_until_ready(act(self.params, agent_state, state, key))  # compile
                 start = self._clock()
                 jax.block_until_ready(act(self.params, agent_state, state, key))
                 times.append(self._clock() - start)
-            self._estimates[env.config] = times
-        return self.estimates(env.config)
+            self._acts[env] = acts
+            self._estimates[env] = times
+        return self.estimates(env)
 
-    def move(self, state: State, agent_state: Any, key: jax.Array,
+    def move(self, env: Env, state: Any, agent_state: Any, key: jax.Array,
              budget_s: Optional[float] = None) -> Played:
         """One move for the side to move of `state` with the strongest variant that fits
-        `budget_s` seconds (see `choose_variant`). Compiles first if `state.config` was not
-        prepared (avoid that on the clock: call `prepare` ahead)."""
-        config = state.config
-        if config not in self._estimates:
-            self.prepare(Gomoku.from_config(config), key)
-        estimates = self._estimates[config]
+        `budget_s` seconds (see `choose_variant`). Compiles first if `env` was not prepared
+        (avoid that on the clock: call `prepare` ahead)."""
+        if env not in self._estimates:
+            self.prepare(env, key)
+        estimates = self._estimates[env]
         index = choose_variant(estimates, budget_s)
         start = self._clock()
-        action, agent_state, info = self._acts[index](self.params, agent_state, state, key)
+        action, agent_state, info = self._acts[env][index](self.params, agent_state, state, key)
         action = int(action)  # blocks until the move is computed
         seconds = self._clock() - start
         w = self._smoothing

@@ -2,12 +2,14 @@
 
 Architecture (sizes are `NetConfig` fields):
 
-    obs float32[B, N, N, C] ─ conv 3×3 (C → ch) ─ BN ─ ReLU
+    obs float32[B, H, W, C] ─ conv 3×3 (C → ch) ─ BN ─ ReLU
       ─ `blocks` × [conv 3×3 ─ BN ─ ReLU ─ conv 3×3 ─ BN ─ + skip ─ ReLU]
-      ├─ policy: conv 1×1 (ch → 32) ─ BN ─ ReLU ─ flatten ─ dense → N² logits
+      ├─ policy: conv 1×1 (ch → 32) ─ BN ─ ReLU ─ flatten ─ dense → A logits
       └─ value:  conv 1×1 (ch → 32) ─ BN ─ ReLU ─ flatten ─ dense 256 ─ ReLU ─ dense 1 ─ tanh
 
-The module is built once per (config, board size, planes) and split into a static
+For any game whose observation is a [H, W, C] grid of planes (Gomoku: N×N×5; pgx's
+connect_four: 6×7×2), with A = the game's `num_actions` logits. The module is built once
+per (config, observation shape, number of actions) and split into a static
 `graphdef` and two pytrees, `NetVars(params, batch_stats)`; `PolicyValueModel.apply` merges
 them inside the traced function, so no object graph is walked inside a scan and the search
 and the trainer pass plain pytrees around. `apply` runs BatchNorm on its running averages
@@ -92,18 +94,20 @@ class ResidualBlock(nnx.Module):
 
 
 class PolicyValueNet(nnx.Module):
-    """`net(obs float32[B, N, N, C], train) -> (logits float32[B, N*N], value float32[B])`."""
+    """`net(obs float32[B, H, W, C], train) -> (logits float32[B, A], value float32[B])`."""
 
-    def __init__(self, config: NetConfig, board_size: int, in_planes: int, *, rngs: nnx.Rngs):
-        c, h, n = config.channels, config.head_channels, board_size
+    def __init__(self, config: NetConfig, observation_shape: tuple[int, int, int],
+                 num_actions: int, *, rngs: nnx.Rngs):
+        height, width, in_planes = observation_shape
+        c, h, cells = config.channels, config.head_channels, height * width
         dtype = DTYPES[config.dtype]
         self.config = config
         self.stem_conv, self.stem_bn = _conv(in_planes, c, 3, config, rngs), _bn(c, config, rngs)
         self.blocks = nnx.List([ResidualBlock(config, rngs) for _ in range(config.blocks)])
         self.policy_conv, self.policy_bn = _conv(c, h, 1, config, rngs), _bn(h, config, rngs)
-        self.policy_out = nnx.Linear(h * n * n, n * n, dtype=dtype, rngs=rngs)
+        self.policy_out = nnx.Linear(h * cells, num_actions, dtype=dtype, rngs=rngs)
         self.value_conv, self.value_bn = _conv(c, h, 1, config, rngs), _bn(h, config, rngs)
-        self.value_hidden = nnx.Linear(h * n * n, config.value_hidden, dtype=dtype, rngs=rngs)
+        self.value_hidden = nnx.Linear(h * cells, config.value_hidden, dtype=dtype, rngs=rngs)
         self.value_out = nnx.Linear(config.value_hidden, 1, dtype=dtype, rngs=rngs)
 
     def __call__(self, obs: jax.Array, train: bool = False) -> tuple[jax.Array, jax.Array]:
@@ -129,34 +133,58 @@ class NetVars(NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def _graphdef(config: NetConfig, board_size: int, in_planes: int):
-    abstract = nnx.eval_shape(lambda: PolicyValueNet(config, board_size, in_planes,
+def _graphdef(config: NetConfig, observation_shape: tuple[int, int, int], num_actions: int):
+    abstract = nnx.eval_shape(lambda: PolicyValueNet(config, observation_shape, num_actions,
                                                      rngs=nnx.Rngs(0)))
     graphdef, _, _ = nnx.split(abstract, nnx.Param, nnx.BatchStat)
     return graphdef
 
 
+@functools.lru_cache(maxsize=None)
+def _jitted_init(model: "PolicyValueModel"):
+    return jax.jit(model._init)
+
+
 @dataclasses.dataclass(frozen=True)
 class PolicyValueModel:
-    """A functional handle on `PolicyValueNet` for one board: hashable (a static argument
-    of `jit`), holding no arrays.
+    """A functional handle on `PolicyValueNet` for one game's shapes: hashable (a static
+    argument of `jit`), holding no arrays.
 
-    model = PolicyValueModel(NET_PRESETS["tiny"], board_size=9, in_planes=5)
+    model = PolicyValueModel(NET_PRESETS["tiny"], env.observation_shape, env.num_actions)
     variables = model.init(jax.random.key(0))
-    logits, value = model.apply(variables, obs)        # float32[B, 81], float32[B]
+    logits, value = model.apply(variables, obs)        # float32[B, A], float32[B]
     """
 
     config: NetConfig = NetConfig()
-    board_size: int = 15
-    in_planes: int = 5
+    observation_shape: tuple[int, int, int] = (15, 15, 5)
+    num_actions: int = 225
+
+    def __post_init__(self):
+        shape = tuple(self.observation_shape)
+        if len(shape) != 3 or not all(isinstance(d, int) and d > 0 for d in shape):
+            raise ValueError(f"the ResNet takes observations of shape [H, W, C], got "
+                             f"{self.observation_shape!r}")
+        object.__setattr__(self, "observation_shape", shape)
+        if isinstance(self.num_actions, bool) or not isinstance(self.num_actions, int) \
+                or self.num_actions < 1:
+            raise ValueError(f"num_actions must be an int >= 1, got {self.num_actions!r}")
+
+    @classmethod
+    def for_env(cls, config: NetConfig, env) -> "PolicyValueModel":
+        """The model for `env`'s observation shape and number of actions."""
+        return cls(config, tuple(env.observation_shape), env.num_actions)
 
     @property
     def graphdef(self):
-        return _graphdef(self.config, self.board_size, self.in_planes)
+        return _graphdef(self.config, self.observation_shape, self.num_actions)
 
     def init(self, key: jax.Array) -> NetVars:
-        """Fresh variables (He-style conv init, BatchNorm at identity)."""
-        net = PolicyValueNet(self.config, self.board_size, self.in_planes,
+        """Fresh variables (He-style conv init, BatchNorm at identity); compiled once per
+        model (eagerly, the many small initialisers take seconds)."""
+        return _jitted_init(self)(key)
+
+    def _init(self, key: jax.Array) -> NetVars:
+        net = PolicyValueNet(self.config, self.observation_shape, self.num_actions,
                              rngs=nnx.Rngs(params=key))
         _, params, stats = nnx.split(net, nnx.Param, nnx.BatchStat)
         return NetVars(params, stats)
@@ -166,7 +194,7 @@ class PolicyValueModel:
         return jax.eval_shape(self.init, jax.random.key(0))
 
     def apply(self, variables: NetVars, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """Inference: (logits float32[B, N*N], value float32[B]) from obs float32[B, N, N, C]."""
+        """Inference: (logits float32[B, A], value float32[B]) from obs float32[B, H, W, C]."""
         net = nnx.merge(self.graphdef, variables.params, variables.batch_stats, copy=True)
         return net(obs, train=False)
 
@@ -195,12 +223,11 @@ class PolicyValueModel:
     def flops_per_position(self) -> int:
         """Multiply-adds × 2 of one forward pass on one board (convs and dense layers; the
         BatchNorms, ReLUs and additions are left out)."""
-        c, h, n, cin = (self.config.channels, self.config.head_channels, self.board_size,
-                        self.in_planes)
-        cells = n * n
+        height, width, cin = self.observation_shape
+        c, h, cells = self.config.channels, self.config.head_channels, height * width
         conv3 = 2 * 9 * cells
         macs = conv3 * cin * c + self.config.blocks * 2 * conv3 * c * c
         macs += 2 * (2 * cells * c * h)  # both 1×1 head convs
-        macs += 2 * (h * cells) * cells  # policy dense
+        macs += 2 * (h * cells) * self.num_actions  # policy dense
         macs += 2 * (h * cells) * self.config.value_hidden + 2 * self.config.value_hidden
         return macs

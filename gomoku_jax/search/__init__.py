@@ -1,15 +1,51 @@
-"""Search: mctx PUCT / Gumbel MuZero over the real env, backed by any evaluator."""
+"""Search algorithms as plug-ins over any env and evaluator, on mctx's data structures.
 
-from gomoku_jax.search.evaluators import (EVALUATORS, HeuristicEvaluator, NetworkEvaluator,
-                                          RolloutEvaluator, UniformEvaluator, make_evaluator)
-from gomoku_jax.search.mcts import (SearchConfig, SearchOutput, add_root_noise,
-                                    alphazero_qtransform, parent_value_qtransform,
-                                    candidate_mask, check_tree_memory, dirichlet_alpha,
-                                    move_temperature, search, tree_bytes)
+    algorithm = search.make("puct", dirichlet_fraction=0.0, greedy=True)
+    out = algorithm.search(env, evaluator, params, states, key, num_simulations=64)
 
-__all__ = [
-    "EVALUATORS", "HeuristicEvaluator", "NetworkEvaluator", "RolloutEvaluator", "SearchConfig",
-    "SearchOutput", "UniformEvaluator", "add_root_noise", "alphazero_qtransform", "candidate_mask", "check_tree_memory",
-    "parent_value_qtransform",
-    "dirichlet_alpha", "make_evaluator", "move_temperature", "search", "tree_bytes",
-]
+Adding an algorithm: a module with a frozen `SearchAlgorithm` subclass (its fields are its
+config; see `pure_mcts.py`, the worked example) and one line in `ALGORITHMS`. Agents,
+self-play, the arena, pbrain and the benchmarks then pick it up by name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gomoku_jax.search.base import (SearchAlgorithm, SearchOutput, VisitSampling,
+                                    check_tree_memory, tree_bytes)
+from gomoku_jax.search.evaluators import (Evaluator, NetworkEvaluator, RolloutEvaluator,
+                                          UniformEvaluator)
+from gomoku_jax.search.gumbel import Gumbel
+from gomoku_jax.search.puct import PUCT
+from gomoku_jax.search.pure_mcts import PureMCTS
+
+# One line per algorithm: name -> its config class.
+ALGORITHMS: dict[str, type[SearchAlgorithm]] = {
+    "puct": PUCT,
+    "gumbel": Gumbel,
+    "pure_mcts": PureMCTS,
+}
+
+
+def make(name: str, **config) -> SearchAlgorithm:
+    """A search algorithm by name with its config fields, e.g. `make("puct", greedy=True)`.
+
+    Raises:
+      ValueError: an unknown name or field (the message lists the valid ones), or a value
+        the algorithm refuses.
+    """
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown search algorithm {name!r}; available: {sorted(ALGORITHMS)}")
+    cls = ALGORITHMS[name]
+    fields = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(config) - fields)
+    if unknown:
+        raise ValueError(f"unknown config for search algorithm {name!r}: {unknown}; valid "
+                         f"fields: {sorted(fields)}")
+    return cls(**config)
+
+
+__all__ = ["ALGORITHMS", "Evaluator", "Gumbel", "NetworkEvaluator", "PUCT", "PureMCTS",
+           "RolloutEvaluator", "SearchAlgorithm", "SearchOutput", "UniformEvaluator",
+           "VisitSampling", "check_tree_memory", "make", "tree_bytes"]

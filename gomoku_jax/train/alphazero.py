@@ -5,10 +5,11 @@
     state, metrics = trainer.iteration(state)    # self-play + buffer + K SGD steps, jitted
 
 `iteration` runs, without leaving the device: T self-play moves on B boards (`selfplay.play`,
-the network inside mctx), the value targets, the FIFO buffer update, then K SGD steps in a
-`lax.scan`, each drawing a uniform batch from the buffer (plus fresh tactical examples),
-augmenting it with random D4 symmetries and taking one AdamW step. The host only sees the
-returned metrics.
+the network inside the run's search algorithm), the value targets of every game that
+ended, the FIFO buffer update, then K SGD steps in a `lax.scan`, each drawing a uniform
+batch from the buffer (plus the game's fresh synthetic examples), augmenting it with random
+elements of the game's symmetry group and taking one AdamW step. The host only sees the
+returned metrics. Any game of the platform trains the same way (`config.game`).
 
 Devices: `jax.sharding` with one mesh axis "data" over `run.devices` devices (0: all).
 The self-play boards and each training batch are sharded along it; params, optimiser state
@@ -30,14 +31,12 @@ import numpy as np
 from flax import struct
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from gomoku_jax.game.state import State
+from gomoku_jax.agents.search import SearchAgent
 from gomoku_jax.nets.resnet import NetVars, PolicyValueModel
 from gomoku_jax.search.evaluators import NetworkEvaluator
-from gomoku_jax.search.mcts import SearchConfig
 from gomoku_jax.train import augment, learner, replay, selfplay
 from gomoku_jax.train.config import TrainConfig
-from gomoku_jax.train.samples import Sample
-from gomoku_jax.train.tactical import tactical_examples
+from gomoku_jax.train.samples import Sample, from_examples
 
 
 @struct.dataclass
@@ -45,16 +44,17 @@ class TrainState:
     """Everything an iteration reads and writes (all arrays; a checkpoint saves it whole).
 
     params / batch_stats: the network's (`NetVars` parts); opt_state: optax's;
-    buffer: the replay buffer; games: the self-play boards [B] (carried between iterations
-    when `selfplay.carry_games`); key: uint32[2] raw PRNG key data; iteration: int32[];
-    sgd_steps: int32[], optimiser steps taken.
+    buffer: the replay buffer; games: the self-play games [B] (carried between iterations
+    when `selfplay.carry_games`) and pending: their positions so far; key: uint32[2] raw
+    PRNG key data; iteration: int32[]; sgd_steps: int32[], optimiser steps taken.
     """
 
     params: Any
     batch_stats: Any
     opt_state: Any
     buffer: replay.Replay
-    games: State
+    games: Any
+    pending: selfplay.Pending
     key: jax.Array
     iteration: jax.Array
     sgd_steps: jax.Array
@@ -65,8 +65,7 @@ class TrainState:
 
 
 def make_model(config: TrainConfig) -> PolicyValueModel:
-    game = config.game.game_config()
-    return PolicyValueModel(config.net, game.board_size, game.num_planes)
+    return PolicyValueModel.for_env(config.net, config.env())
 
 
 def make_mesh(num_devices: int = 0) -> jax.sharding.Mesh:
@@ -84,7 +83,7 @@ class AlphaZero:
 
     def __init__(self, config: TrainConfig, mesh: Optional[jax.sharding.Mesh] = None):
         self.config = config
-        self.game_config = config.game.game_config()
+        self.env = config.env()
         self.model = make_model(config)
         self.mesh = mesh if mesh is not None else make_mesh(config.run.devices)
         d = self.mesh.devices.size
@@ -92,6 +91,10 @@ class AlphaZero:
                             ("optim.batch_size", config.optim.batch_size)):
             if value % d:
                 raise ValueError(f"{name}={value} must be a multiple of the {d} devices")
+        if config.replay.synthetic_fraction > 0 and not self.env.has_synthetic_examples:
+            raise ValueError(f"replay.synthetic_fraction={config.replay.synthetic_fraction} but "
+                             f"game {self.env.id!r} generates no synthetic examples: set it "
+                             f"to 0")
         self.total_sgd_steps = config.run.iterations * config.optim.sgd_steps
         self.optimizer = learner.make_optimizer(config.optim, self.total_sgd_steps)
         self.evaluator = NetworkEvaluator(self.model)
@@ -111,15 +114,16 @@ class AlphaZero:
     def _fresh(self, key: jax.Array) -> TrainState:
         k_net, k_games, k_run = jax.random.split(key, 3)
         variables = self.model.init(k_net)
-        games = selfplay.new_games(self.game_config, k_games, self.config.selfplay.games)
+        games = selfplay.new_games(self.env, k_games, self.config.selfplay.games)
         example = Sample(state=jax.tree.map(lambda x: x[0], games),
-                         policy=jnp.zeros((self.game_config.num_actions,), jnp.float32),
+                         policy=jnp.zeros((self.env.num_actions,), jnp.float32),
                          value=jnp.float32(0), weight=jnp.float32(0),
                          value_weight=jnp.float32(0))
         return TrainState(
             params=variables.params, batch_stats=variables.batch_stats,
             opt_state=self.optimizer.init(variables.params),
             buffer=replay.init(example, self.config.replay.capacity), games=games,
+            pending=selfplay.empty_pending(self.env, games),
             key=jax.random.key_data(k_run), iteration=jnp.int32(0), sgd_steps=jnp.int32(0))
 
     def abstract_state(self) -> TrainState:
@@ -129,16 +133,21 @@ class AlphaZero:
                             shapes, self.state_shardings())
 
     def state_shardings(self) -> TrainState:
-        """The games sharded along their batch axis, everything else replicated."""
+        """The games and their pending positions sharded along the batch axis, everything
+        else replicated."""
         shapes = jax.eval_shape(self._fresh, jax.random.key(0))
         shardings = jax.tree.map(lambda _: self.replicated, shapes)
-        return shardings.replace(games=jax.tree.map(lambda _: self.data, shapes.games))
+        return shardings.replace(games=jax.tree.map(lambda _: self.data, shapes.games),
+                                 pending=jax.tree.map(lambda _: self.data, shapes.pending))
 
     def init(self, seed: Optional[int] = None) -> TrainState:
         """A fresh run's state from `seed` (default `run.seed`), placed on the mesh."""
         seed = self.config.run.seed if seed is None else seed
-        fresh = jax.jit(self._fresh, out_shardings=self.state_shardings())
-        return fresh(jax.random.key(seed))
+        return self._jitted_fresh(jax.random.key(seed))
+
+    @functools.cached_property
+    def _jitted_fresh(self):
+        return jax.jit(self._fresh, out_shardings=self.state_shardings())
 
     # ------------------------------------------------------------------ the iteration
 
@@ -157,21 +166,22 @@ class AlphaZero:
         cfg = self.config
         key = jax.random.wrap_key_data(state.key)
         key, k_games, k_play, k_train = jax.random.split(key, 4)
-        games = state.games
+        games, pending = state.games, state.pending
         if not cfg.selfplay.carry_games:
-            games = selfplay.new_games(self.game_config, k_games, cfg.selfplay.games)
-        games = self._constrain(games, self.data)
-        games, samples, valid, stats = selfplay.play(
-            self.evaluator, cfg.search, cfg.selfplay.num_simulations, cfg.selfplay.algorithm,
-            cfg.selfplay.moves, state.variables, games, k_play)
-        games = self._constrain(games, self.data)
+            games = selfplay.new_games(self.env, k_games, cfg.selfplay.games)
+            pending = selfplay.empty_pending(self.env, games)
+        games, pending = self._constrain((games, pending), self.data)
+        games, pending, samples, valid, stats = selfplay.play(
+            self.env, cfg.search, self.evaluator, cfg.selfplay.num_simulations,
+            cfg.selfplay.moves, state.variables, games, pending, k_play)
+        games, pending = self._constrain((games, pending), self.data)
         buffer = replay.add(state.buffer, samples, valid)
 
         ready = buffer.size >= cfg.replay.min_size
         (params, batch_stats, opt_state), (parts, grad_norm) = self.sgd_steps(
             state.params, state.batch_stats, state.opt_state, buffer, k_train, ready)
         steps = state.sgd_steps + jnp.where(ready, cfg.optim.sgd_steps, 0).astype(jnp.int32)
-        new_state = TrainState(params, batch_stats, opt_state, buffer, games,
+        new_state = TrainState(params, batch_stats, opt_state, buffer, games, pending,
                                jax.random.key_data(key), state.iteration + 1, steps)
         finished = jnp.maximum(stats.games, 1)
         metrics = {
@@ -180,11 +190,12 @@ class AlphaZero:
             "target_entropy": jnp.mean(parts.policy_entropy),
             "value_accuracy": jnp.mean(parts.value_accuracy),
             "grad_norm": jnp.mean(grad_norm), "trained": ready.astype(jnp.float32),
-            "games": stats.games, "black_wins": stats.black_wins,
-            "white_wins": stats.white_wins,
-            "draws": stats.games - stats.black_wins - stats.white_wins,
+            "games": stats.games, "first_player_wins": stats.first_wins,
+            "second_player_wins": stats.second_wins,
+            "draws": stats.games - stats.first_wins - stats.second_wins,
             "mean_game_length": stats.total_length / finished,
-            "positions": stats.moves, "samples_kept": jnp.sum(valid),
+            "positions": stats.moves, "samples_kept": stats.written,
+            "positions_pending": stats.pending, "positions_dropped": stats.dropped,
             "buffer_size": buffer.size, "sgd_steps": steps,
         }
         return new_state, {k: jnp.asarray(v, jnp.float32) for k, v in metrics.items()}
@@ -202,8 +213,9 @@ class AlphaZero:
         k = cfg.optim.sgd_steps if num_steps is None else num_steps
 
         def sgd(carry, key):
-            new = learner.sgd_step(self.model, self.optimizer, cfg.optim.value_weight,
-                                   *carry, self.training_batch(buffer, key))
+            new = learner.sgd_step(self.env, self.model, self.optimizer,
+                                   cfg.optim.value_weight, *carry,
+                                   self.training_batch(buffer, key))
             kept = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new[:3], carry)
             return kept, (new[3], new[4])
 
@@ -211,28 +223,25 @@ class AlphaZero:
                             unroll=min(self.sgd_unroll, k))
 
     def training_batch(self, buffer: replay.Replay, key: jax.Array) -> Sample:
-        """`optim.batch_size` samples: uniform from the buffer, `replay.tactical_fraction` of
-        them fresh tactical examples, each under a random D4 symmetry; sharded on "data"."""
+        """`optim.batch_size` samples: uniform from the buffer, `replay.synthetic_fraction`
+        of them the game's fresh synthetic examples, each under a random symmetry; sharded
+        on "data"."""
         cfg = self.config
-        k_buf, k_tac, k_aug = jax.random.split(key, 3)
+        k_buf, k_syn, k_aug = jax.random.split(key, 3)
         n = cfg.optim.batch_size
-        n_tac = int(round(cfg.replay.tactical_fraction * n))
-        batch = replay.sample(buffer, k_buf, n - n_tac)
-        if n_tac:
-            extra = tactical_examples(self.game_config, k_tac, n_tac)
+        n_syn = int(round(cfg.replay.synthetic_fraction * n))
+        batch = replay.sample(buffer, k_buf, n - n_syn)
+        if n_syn:
+            extra = from_examples(self.env.synthetic_examples(k_syn, n_syn))
             batch = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), batch, extra)
         batch = self._constrain(batch, self.data)
-        return augment.augment(batch, k_aug)
+        return augment.augment(self.env, batch, k_aug)
 
     # ------------------------------------------------------------------ playing
 
-    def agent(self, num_simulations: Optional[int] = None, search_config: Optional[
-            SearchConfig] = None):
-        """The trained network inside PUCT search, for the arena: greedy, no root noise.
-        Its params are `state.variables`."""
-        from gomoku_jax.agents.mcts import MCTSAgent
-
-        sc = search_config or dataclasses.replace(self.config.search, greedy=True,
-                                                  dirichlet_fraction=0.0)
-        return MCTSAgent(evaluator="network", network=self.model, search_config=sc,
-                         num_simulations=num_simulations or self.config.eval.agent_simulations)
+    def agent(self, num_simulations: Optional[int] = None):
+        """The trained network inside the run's search at full strength (`for_play()`: no
+        root noise, greedy), for the arena. Its params are `state.variables`."""
+        return SearchAgent(env=self.env, evaluator="network", network=self.model,
+                           search=self.config.search.for_play(),
+                           num_simulations=num_simulations or self.config.eval.agent_simulations)

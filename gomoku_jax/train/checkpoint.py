@@ -6,14 +6,20 @@ A run directory holds:
     metrics.jsonl        one JSON object per iteration (and per evaluation)
     summary.json         the final arena results and wall time
     checkpoints/<step>/  orbax CheckpointManager steps (step = iterations done), each with
-        state/           the whole TrainState (params, optimiser, buffer, games, key,
-                         iteration), saved leaf by leaf: a killed run resumes from it and
-                         reproduces the uninterrupted run
+        state/           the whole TrainState (params, optimiser, buffer, games and their
+                         pending positions, key, iteration), saved by leaf name in orbax's
+                         own pytree structure: a killed run resumes from it and reproduces
+                         the uninterrupted run, and a state whose fields were renamed fails
+                         to load with the names that differ
         network/         params and BatchNorm statistics alone, as nested dicts, so
                          `load_network` reads a few MB instead of the buffer
+        previous/        the network of the last evaluation (the arena's "previous")
+        meta/            JSON: the env's id, version and config, the package version, the
+                         iteration of `previous`
 
-`load_network(path)` accepts the run directory, its `checkpoints/` directory or one step's
-directory, and returns what a player needs: (model, variables, config).
+Loading a checkpoint made for another env, or for another version of its env, is a
+ValueError that says which; `load_network(path)` accepts the run directory, its
+`checkpoints/` directory or one step's directory and returns what a player needs.
 """
 
 from __future__ import annotations
@@ -26,11 +32,13 @@ import jax
 import orbax.checkpoint as ocp
 from flax import nnx
 
+import gomoku_jax
 from gomoku_jax.nets.resnet import NetVars, PolicyValueModel
 from gomoku_jax.train.config import TrainConfig
 
 CONFIG_FILE = "config.json"
 CHECKPOINT_DIR = "checkpoints"
+ITEMS = ("state", "network", "previous", "meta")
 
 
 def save_config(run_dir: pathlib.Path, config: TrainConfig) -> None:
@@ -56,42 +64,51 @@ def manager(run_dir: pathlib.Path, keep: int = 3, *, read_only: bool = False
                                            read_only=read_only,
                                            enable_async_checkpointing=False)
     return ocp.CheckpointManager(pathlib.Path(run_dir).absolute() / CHECKPOINT_DIR,
-                                 options=options, item_names=("state", "network"))
+                                 options=options, item_names=ITEMS)
 
 
-def _flat(tree: Any) -> dict[str, Any]:
-    leaves = jax.tree.leaves(tree)
-    return {f"leaf_{i:05d}": leaf for i, leaf in enumerate(leaves)}
+def env_record(env) -> dict:
+    """What a checkpoint records of its game and of the code that made it."""
+    return {"env": env.describe(), "package_version": gomoku_jax.__version__}
 
 
-def _network_dicts(variables: NetVars) -> dict[str, Any]:
+def network_dicts(variables: NetVars) -> dict[str, Any]:
+    """The network's variables as nested dicts of arrays (no NNX types)."""
     return {"params": nnx.to_pure_dict(variables.params),
             "batch_stats": nnx.to_pure_dict(variables.batch_stats)}
 
 
-def save(mgr: ocp.CheckpointManager, step: int, state: Any, variables: NetVars) -> None:
-    """Save the TrainState and its network at `step` and wait until it is on disk."""
+def save(mgr: ocp.CheckpointManager, step: int, state: Any, variables: NetVars,
+         previous: NetVars, previous_iteration: int, env) -> None:
+    """Save the TrainState (by leaf name), its network, the arena's previous network and
+    the env record at `step`, and wait until it is on disk."""
+    meta = {**env_record(env), "iteration": int(step),
+            "previous_iteration": int(previous_iteration)}
     mgr.save(step, args=ocp.args.Composite(
-        state=ocp.args.StandardSave(_flat(state)),
-        network=ocp.args.StandardSave(_network_dicts(variables))))
+        state=ocp.args.StandardSave(state),
+        network=ocp.args.StandardSave(network_dicts(variables)),
+        previous=ocp.args.StandardSave(network_dicts(previous)),
+        meta=ocp.args.JsonSave(meta)))
     mgr.wait_until_finished()
 
 
-def _check_saved(item_dir: pathlib.Path, target: Any, message: str) -> None:
+def _path_name(path) -> str:
+    return "/".join(str(getattr(k, "name", getattr(k, "key", getattr(k, "idx", k))))
+                    for k in path)
+
+
+def check_saved(item_dir: pathlib.Path, target: Any, message: str) -> None:
     """ValueError(message + the differences) unless the arrays saved in `item_dir` have the
-    tree, shapes and dtypes of `target`. Checked on the metadata, before restoring: an orbax
-    restore that fails part-way leaves reads pending, which warn (or worse) when collected."""
+    leaf names, shapes and dtypes of `target`. Checked on the metadata, before restoring: an
+    orbax restore that fails part-way leaves reads pending, which warn when collected."""
     try:
         saved = ocp.StandardCheckpointHandler().metadata(item_dir).tree
     except Exception:  # no readable metadata: let the restore itself report
         return
 
     def shapes(tree):
-        out = {}
-        for path, x in jax.tree_util.tree_flatten_with_path(tree)[0]:
-            name = "/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path)
-            out[name] = (tuple(x.shape), str(x.dtype))
-        return out
+        return {_path_name(path): (tuple(x.shape), str(x.dtype))
+                for path, x in jax.tree_util.tree_flatten_with_path(tree)[0]}
 
     want, have = shapes(target), shapes(saved)
     diffs = [f"{k}: saved {have.get(k, 'nothing')}, expected {want.get(k, 'nothing')}"
@@ -100,24 +117,68 @@ def _check_saved(item_dir: pathlib.Path, target: Any, message: str) -> None:
         raise ValueError(f"{message}: {len(diffs)} array(s) differ, e.g. {'; '.join(diffs[:3])}")
 
 
-def restore_state(mgr: ocp.CheckpointManager, abstract_state: Any,
-                  step: Optional[int] = None) -> Any:
-    """The TrainState of `step` (default: the latest) with the shapes and shardings of
-    `abstract_state` (`AlphaZero.abstract_state()`); ValueError if it does not match."""
+def read_meta(mgr: ocp.CheckpointManager, step: int) -> dict:
+    """The checkpoint's meta record ({} for a checkpoint that has none)."""
+    if not (pathlib.Path(mgr.directory) / str(step) / "meta").exists():
+        return {}
+    return mgr.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
+
+
+def check_env(meta: dict, env, where: str) -> None:
+    """ValueError unless the checkpoint was made for `env` at its current version."""
+    saved = meta.get("env")
+    if not saved:
+        raise ValueError(f"{where} records no env (made before checkpoints did); it cannot be "
+                         f"checked against {env.id} {env.version}: retrain")
+    if saved.get("id") != env.id:
+        raise ValueError(f"{where} was made for game {saved.get('id')!r}, not {env.id!r}")
+    if saved.get("version") != env.version:
+        raise ValueError(f"{where} was made for {env.id} version {saved.get('version')!r}; this "
+                         f"gomoku_jax has version {env.version!r} of that game, whose rules or "
+                         f"observation differ: retrain, or use the gomoku_jax version "
+                         f"{meta.get('package_version')} that made it")
+
+
+def _restore_dicts(mgr: ocp.CheckpointManager, step: int, item: str, target: dict,
+                   where: str) -> dict:
+    check_saved(pathlib.Path(mgr.directory) / str(step) / item, target,
+                f"{where} does not match its config")
+    try:
+        return mgr.restore(step, args=ocp.args.Composite(
+            **{item: ocp.args.StandardRestore(target)}))[item]
+    except Exception as e:  # orbax raises several types for a mismatching tree
+        raise ValueError(f"{where} does not match its config: {e}") from None
+
+
+def restore_state(mgr: ocp.CheckpointManager, abstract_state: Any, model: PolicyValueModel,
+                  env, step: Optional[int] = None) -> tuple[Any, NetVars, int]:
+    """(TrainState, the arena's previous network, its iteration) of `step` (default: the
+    latest), with the shapes and shardings of `abstract_state`; ValueError if it does not
+    match, or was made for another env or env version."""
     step = mgr.latest_step() if step is None else step
     if step is None:
         raise ValueError(f"no checkpoint in {mgr.directory}")
-    leaves, treedef = jax.tree.flatten(abstract_state)
-    _check_saved(pathlib.Path(mgr.directory) / str(step) / "state", _flat(abstract_state),
-                 f"checkpoint {step} in {mgr.directory} does not match this config's train "
-                 f"state")
+    where = f"checkpoint {step} in {mgr.directory}"
+    meta = read_meta(mgr, step)
+    check_env(meta, env, where)
+    check_saved(pathlib.Path(mgr.directory) / str(step) / "state", abstract_state,
+                f"{where} does not match this config's train state")
     try:
-        flat = mgr.restore(step, args=ocp.args.Composite(
-            state=ocp.args.StandardRestore(_flat(abstract_state))))["state"]
-    except Exception as e:  # orbax raises several types for a mismatching tree
-        raise ValueError(f"checkpoint {step} in {mgr.directory} does not match this "
-                         f"config's train state: {e}") from None
-    return jax.tree.unflatten(treedef, [flat[f"leaf_{i:05d}"] for i in range(len(leaves))])
+        state = mgr.restore(step, args=ocp.args.Composite(
+            state=ocp.args.StandardRestore(abstract_state)))["state"]
+    except Exception as e:
+        raise ValueError(f"{where} does not match this config's train state: {e}") from None
+    previous = network_from_dicts(model, _restore_dicts(
+        mgr, step, "previous", network_dicts(model.abstract_vars()), where))
+    return state, previous, int(meta.get("previous_iteration", step))
+
+
+def network_from_dicts(model: PolicyValueModel, dicts: dict) -> NetVars:
+    abstract = model.abstract_vars()
+    params, stats = abstract.params, abstract.batch_stats
+    nnx.replace_by_pure_dict(params, dicts["params"])
+    nnx.replace_by_pure_dict(stats, dicts["batch_stats"])
+    return NetVars(params, stats)
 
 
 def locate(path: pathlib.Path) -> tuple[pathlib.Path, Optional[int]]:
@@ -138,38 +199,26 @@ def locate(path: pathlib.Path) -> tuple[pathlib.Path, Optional[int]]:
 
 
 def load_network(path: str | pathlib.Path, step: Optional[int] = None
-                 ) -> tuple[PolicyValueModel, NetVars, TrainConfig]:
-    """(model, variables, config) of a trained network.
+                 ) -> tuple[PolicyValueModel, NetVars, TrainConfig, int]:
+    """(model, variables, config, step) of a trained network.
 
     Args:
       path: a run directory, its checkpoints/ directory, or checkpoints/<step>.
       step: which step (default: the one `path` names, else the latest).
     Raises:
-      ValueError: a path that is not a run, a run without checkpoints, a missing step, or
-        a checkpoint that does not fit the run's config.
+      ValueError: a path that is not a run, a run without checkpoints, a missing step, a
+        checkpoint that does not fit the run's config, or one made for another env version.
     """
     run_dir, named = locate(pathlib.Path(path))
     config = load_config(run_dir)
-    from gomoku_jax.train.alphazero import make_model
-
-    model = make_model(config)
+    model = PolicyValueModel.for_env(config.net, config.env())
     mgr = manager(run_dir, read_only=True)
     step = step if step is not None else named if named is not None else mgr.latest_step()
     if step is None:
         raise ValueError(f"{run_dir} has no checkpoints yet")
     if step not in mgr.all_steps():
         raise ValueError(f"{run_dir} has no checkpoint {step}; it has {sorted(mgr.all_steps())}")
-    abstract = model.abstract_vars()
-    target = _network_dicts(abstract)
-    _check_saved(pathlib.Path(mgr.directory) / str(step) / "network", target,
-                 f"checkpoint {step} in {run_dir} does not match its config")
-    try:
-        dicts = mgr.restore(step, args=ocp.args.Composite(
-            network=ocp.args.StandardRestore(target)))["network"]
-    except Exception as e:
-        raise ValueError(f"checkpoint {step} in {run_dir} does not match its config: {e}") \
-            from None
-    params, stats = abstract.params, abstract.batch_stats
-    nnx.replace_by_pure_dict(params, dicts["params"])
-    nnx.replace_by_pure_dict(stats, dicts["batch_stats"])
-    return model, NetVars(params, stats), config
+    where = f"checkpoint {step} in {run_dir}"
+    check_env(read_meta(mgr, step), config.env(), where)
+    dicts = _restore_dicts(mgr, step, "network", network_dicts(model.abstract_vars()), where)
+    return model, network_from_dicts(model, dicts), config, int(step)

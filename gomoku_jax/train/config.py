@@ -1,9 +1,12 @@
-"""The AlphaZero run's configuration: frozen dataclasses, presets, `--set` overrides, JSON.
+"""The AlphaZero run's configuration: frozen dataclasses, `--set` overrides, JSON.
 
 A `TrainConfig` has one section per part of the loop (game, net, search, selfplay, replay,
 optim, eval, run). Every field is settable from the command line as `section.field=value`
-(`--set search.num_simulations=64`), and the whole config is written beside the run as
-`config.json` and read back from it, so a run directory says how it was made.
+(`--set search.pb_c_init=2`), and the whole config is written beside the run as
+`config.json` and read back from it, so a run directory says how it was made. Two sections
+are plug-ins chosen by name: `game` (`game.id`: "gomoku", or "pgx" with `game.env_id`) and
+`search` (`search.algorithm`: "puct", "gumbel", "pure_mcts"; switching it keeps the fields
+the algorithms share). Presets are in `presets.py`.
 
 Seed 001's numbers are the defaults (AdamW lr 1e-4, batch 1024, replay 10K, 50 SGD steps,
 Dirichlet ε 0.2 / α 0.3 adaptive, temperature 0.8 → 0.05 × 0.9 per move). Its schedule,
@@ -17,15 +20,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import typing
 from typing import Any, Iterable, Mapping
 
-from gomoku_jax.features.planes import PLANE_NAMES
-from gomoku_jax.game.config import GameConfig
-from gomoku_jax.nets.resnet import NET_PRESETS, NetConfig
-from gomoku_jax.search.mcts import ALGORITHMS, SearchConfig
+from gomoku_jax import configs, games, search
+from gomoku_jax.games.protocol import Env, GameSpec
+from gomoku_jax.nets.resnet import NetConfig
+from gomoku_jax.search.base import SearchAlgorithm
+from gomoku_jax.search.puct import PUCT
 
 SCHEDULES = ("constant", "cosine", "warmup_cosine")
+
+
+def _algorithm_class(name: str) -> type:
+    if name not in search.ALGORITHMS:
+        raise ValueError(f"unknown search algorithm {name!r}; available: "
+                         f"{sorted(search.ALGORITHMS)}")
+    return search.ALGORITHMS[name]
+
+
+# The polymorphic sections: a game by its id, a search algorithm by its name.
+KINDS: configs.Kinds = {
+    GameSpec: configs.Kind("id", games.spec_class, lambda spec: spec.id),
+    SearchAlgorithm: configs.Kind("algorithm", _algorithm_class, lambda alg: alg.name),
+}
 
 
 def _positive(name: str, value: Any) -> None:
@@ -34,54 +51,26 @@ def _positive(name: str, value: Any) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class GameSection:
-    """The game: board N, win length k, rule; observation form and optional feature plane
-    ("none", "patterns" or "proximity"; see `features/planes.py`)."""
-
-    board_size: int = 15
-    win_length: int = 5
-    rule: str = "freestyle"
-    observation: str = "canonical"
-    feature_plane: str = "none"
-
-    def __post_init__(self):
-        if self.feature_plane not in ("none",) + PLANE_NAMES:
-            raise ValueError(f"game.feature_plane must be one of {('none',) + PLANE_NAMES}, "
-                             f"got {self.feature_plane!r}")
-        self.game_config()  # validates the rest
-
-    def game_config(self) -> GameConfig:
-        plane = None
-        if self.feature_plane != "none":
-            from gomoku_jax.features.planes import named_plane
-
-            plane = named_plane(self.feature_plane, self.win_length, self.rule)
-        return GameConfig(self.board_size, self.win_length, self.rule, self.observation, plane)
-
-
-@dataclasses.dataclass(frozen=True)
 class SelfPlaySection:
-    """Self-play: `games` boards in parallel play `moves` moves per iteration.
+    """Self-play: `games` boards in parallel play `moves` moves per iteration, each move a
+    search (the `search` section's algorithm) of `num_simulations` simulations.
 
     Attributes:
       games: the self-play batch B (sharded over devices: a multiple of their number).
       moves: moves T per iteration, each one search per board.
-      num_simulations: search simulations per move. algorithm: "muzero" (PUCT) or "gumbel".
-      carry_games: True: unfinished games go on in the next iteration (purejaxrl style; the
-        moves they played before the iteration's end are dropped, their outcome unknown);
-        False: every iteration starts fresh games, so with `moves` >= N² every game ends.
+      num_simulations: search simulations per move.
+      carry_games: True: unfinished games go on in the next iteration, and their positions
+        wait (per board, up to the game's `max_game_length`) until the game ends, so every
+        position of every finished game is kept; False: every iteration starts fresh games
+        and drops the positions of the games it did not finish.
     """
 
     games: int = 128
     moves: int = 64
     num_simulations: int = 64
-    algorithm: str = "muzero"
     carry_games: bool = True
 
     def __post_init__(self):
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"selfplay.algorithm must be one of {ALGORITHMS}, "
-                             f"got {self.algorithm!r}")
         for name in ("games", "moves", "num_simulations"):
             _positive(f"selfplay.{name}", getattr(self, name))
 
@@ -89,20 +78,21 @@ class SelfPlaySection:
 @dataclasses.dataclass(frozen=True)
 class ReplaySection:
     """FIFO replay buffer of `capacity` samples (seed: 10K), sampled uniformly with a random
-    dihedral transform per sample; `tactical_fraction` of every training batch is replaced
-    by fresh synthetic complete-five / block-four examples (seed 000 level 3).
+    element of the game's symmetry group per sample; `synthetic_fraction` of every training
+    batch is replaced by fresh examples the game generates (`env.synthetic_examples`;
+    Gomoku: seed 000's complete-five / block-four tactical examples).
     `min_size`: no SGD step before the buffer holds this many samples."""
 
     capacity: int = 10_000
-    tactical_fraction: float = 0.0
+    synthetic_fraction: float = 0.0
     min_size: int = 1
 
     def __post_init__(self):
         _positive("replay.capacity", self.capacity)
         _positive("replay.min_size", self.min_size)
-        if not 0.0 <= self.tactical_fraction <= 1.0:
-            raise ValueError(f"replay.tactical_fraction must be in [0, 1], got "
-                             f"{self.tactical_fraction!r}")
+        if not 0.0 <= self.synthetic_fraction <= 1.0:
+            raise ValueError(f"replay.synthetic_fraction must be in [0, 1], got "
+                             f"{self.synthetic_fraction!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,13 +136,14 @@ class OptimSection:
 @dataclasses.dataclass(frozen=True)
 class EvalSection:
     """The arena every `every` iterations (and at the end): the trained network inside the
-    search (`agent_simulations` simulations, greedy) against each opponent spec (an agent
-    spec as in `gomoku-jax arena`, or "previous": the last checkpoint evaluated)."""
+    run's search at full strength (`agent_simulations` simulations) against each opponent
+    spec (an agent spec as in `gomoku-jax arena`, or "previous": the network of the
+    evaluation before)."""
 
     every: int = 10
     games: int = 64
     agent_simulations: int = 64
-    opponents: tuple[str, ...] = ("random", "heuristic", "mcts:evaluator=rollout", "previous")
+    opponents: tuple[str, ...] = ("random", "pure_mcts:num_simulations=200", "previous")
 
     def __post_init__(self):
         _positive("eval.games", self.games)
@@ -188,17 +179,21 @@ class RunSection:
 class TrainConfig:
     """Everything an AlphaZero run needs; static (hashable), so it can key compiled code."""
 
-    game: GameSection = GameSection()
+    game: GameSpec = games.spec_class("gomoku")(observation="canonical")
     net: NetConfig = NetConfig()
-    search: SearchConfig = SearchConfig()
+    search: SearchAlgorithm = PUCT()
     selfplay: SelfPlaySection = SelfPlaySection()
     replay: ReplaySection = ReplaySection()
     optim: OptimSection = OptimSection()
     eval: EvalSection = EvalSection()
     run: RunSection = RunSection()
 
+    def env(self) -> Env:
+        """The run's game."""
+        return games.from_spec(self.game)
+
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        return configs.to_dict(self, KINDS)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)
@@ -206,76 +201,21 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "TrainConfig":
         """The config a `to_dict` made; unknown sections or fields are a ValueError."""
-        return _build(cls, data, "")
-
-
-def _field_types(cls) -> dict[str, Any]:
-    hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
-
-
-def _build(cls, data: Mapping[str, Any], prefix: str):
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{prefix.rstrip('.') or 'config'} must be a mapping, got {data!r}")
-    types = _field_types(cls)
-    unknown = sorted(set(data) - set(types))
-    if unknown:
-        raise ValueError(f"unknown key(s) {[prefix + k for k in unknown]}; valid: "
-                         f"{sorted(prefix + k for k in types)}")
-    kwargs = {}
-    for name, value in data.items():
-        t = types[name]
-        if dataclasses.is_dataclass(t):
-            kwargs[name] = _build(t, value, f"{prefix}{name}.")
-        else:
-            kwargs[name] = _coerce(prefix + name, t, value)
-    return cls(**kwargs)
-
-
-def _coerce(name: str, t: Any, value: Any) -> Any:
-    """`value` as type `t` (int, float, bool, str, Optional[int], tuple[...]), or ValueError."""
-    origin = typing.get_origin(t)
-    if origin is typing.Union:  # Optional[X]
-        args = [a for a in typing.get_args(t) if a is not type(None)]
-        if value is None or (isinstance(value, str) and value.lower() == "none"):
-            return None
-        return _coerce(name, args[0], value)
-    if origin is tuple:
-        if isinstance(value, str):
-            value = [v for v in value.split(";") if v]
-        inner = typing.get_args(t)[0]
-        return tuple(_coerce(name, inner, v) for v in value)
-    if t is bool:
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        if isinstance(value, bool):
-            return value
-    elif t is int:
-        if isinstance(value, str):
-            try:
-                return int(value)
-            except ValueError:
-                pass
-        elif isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif t is float:
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif t is str:
-        if isinstance(value, str):
-            return value
-    raise ValueError(f"{name} takes a {getattr(t, '__name__', t)}, got {value!r}")
+        return configs.from_dict(cls, data, "config", KINDS)
 
 
 def valid_keys(config: TrainConfig = TrainConfig()) -> list[str]:
-    """Every settable `section.field`."""
-    return [f"{s.name}.{f.name}" for s in dataclasses.fields(config)
-            for f in dataclasses.fields(getattr(config, s.name))]
+    """Every settable `section.field` of this config (the polymorphic sections' kind keys
+    included)."""
+    data = config.to_dict()
+    return [f"{s}.{f}" for s, section in data.items() for f in section]
+
+
+# What a finished or killed run may change when it is resumed (`resumable_changes`): the
+# length of the run, its checkpointing and devices, and the arena (the rest would make the
+# resumed run a different one).
+RESUMABLE = ("run.iterations", "run.checkpoint_every", "run.keep_checkpoints", "run.devices",
+             "eval.*")
 
 
 def override(config: TrainConfig, assignments: Iterable[str]) -> TrainConfig:
@@ -285,66 +225,38 @@ def override(config: TrainConfig, assignments: Iterable[str]) -> TrainConfig:
       ValueError: a malformed assignment, an unknown key (the message lists the valid
         ones), a value of the wrong type, or a value the section refuses.
     """
-    data = config.to_dict()
+    changes: dict[str, str] = {}
     for item in assignments:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or "." not in key:
             raise ValueError(f"--set takes section.field=value, got {item!r}")
-        section, field = key.split(".", 1)
-        if section not in data or not isinstance(data[section], dict) \
-                or field not in data[section]:
+        section = key.split(".", 1)[0]
+        if section not in {f.name for f in dataclasses.fields(TrainConfig)}:
             raise ValueError(f"unknown config key {key!r}; valid keys: "
                              f"{', '.join(valid_keys(config))}")
-        data[section][field] = value.strip()
-    return TrainConfig.from_dict(data)
+        changes[key] = value.strip()
+    try:
+        return configs.assign(config, changes, "config", KINDS)
+    except ValueError as e:
+        if "unknown field" in str(e):
+            raise ValueError(f"{e}; every valid key: {', '.join(valid_keys(config))}") \
+                from None
+        raise
 
 
-PRESETS: dict[str, TrainConfig] = {
-    # A 2-core CPU in under 10 minutes: 9×9 four in a row (five in a row on 9×9 ends mostly
-    # in draws against the heuristic player: too little signal for a few minutes of
-    # training), a 3×32 net with the heuristics' pattern plane as a sixth input, 32-simulation
-    # PUCT with the parent-value Q, the arena only at the end.
-    "quick": TrainConfig(
-        game=GameSection(board_size=9, win_length=4, feature_plane="patterns"),
-        net=dataclasses.replace(NET_PRESETS["small"], blocks=3),
-        search=SearchConfig(q_transform="parent"),
-        selfplay=SelfPlaySection(games=64, moves=16, num_simulations=32),
-        replay=ReplaySection(capacity=20_000, tactical_fraction=0.1, min_size=1000),
-        optim=OptimSection(learning_rate=2e-3, batch_size=256, sgd_steps=8,
-                           schedule="warmup_cosine", warmup_steps=20, grad_clip=1.0),
-        eval=EvalSection(every=0, games=64, agent_simulations=64,
-                         opponents=("random", "heuristic", "mcts:evaluator=rollout")),
-        run=RunSection(iterations=40, checkpoint_every=10)),
-    # Tests: a 7×7 four in a row, the tiny net, a few simulations.
-    "test": TrainConfig(
-        game=GameSection(board_size=7, win_length=4),
-        net=NET_PRESETS["tiny"],
-        selfplay=SelfPlaySection(games=8, moves=6, num_simulations=4),
-        replay=ReplaySection(capacity=256, tactical_fraction=0.25, min_size=8),
-        optim=OptimSection(learning_rate=1e-3, batch_size=16, sgd_steps=2),
-        eval=EvalSection(every=0, games=8, agent_simulations=4,
-                         opponents=("random", "previous")),
-        run=RunSection(iterations=2, checkpoint_every=1)),
-    # 15×15 freestyle on a GPU with seed 001's network (10 × 128) in bfloat16.
-    "gomoku15": TrainConfig(
-        game=GameSection(board_size=15, win_length=5),
-        net=dataclasses.replace(NET_PRESETS["seed"], dtype="bfloat16"),
-        selfplay=SelfPlaySection(games=512, moves=32, num_simulations=128),
-        replay=ReplaySection(capacity=200_000, tactical_fraction=0.05, min_size=20_000),
-        optim=OptimSection(learning_rate=1e-3, batch_size=1024, sgd_steps=50,
-                           schedule="warmup_cosine", warmup_steps=500, grad_clip=1.0),
-        eval=EvalSection(every=20, games=64, agent_simulations=128),
-        run=RunSection(iterations=2000, checkpoint_every=20)),
-    # Seed 001's schedule as written: 200 episodes, then 50 steps of batch 1024.
-    "seed": TrainConfig(
-        selfplay=SelfPlaySection(games=200, moves=225, num_simulations=400,
-                                 carry_games=False),
-        run=RunSection(iterations=1000)),
-}
+def resumable(key: str) -> bool:
+    """Whether a resumed run may change `section.field` (see `RESUMABLE`)."""
+    return key in RESUMABLE or f"{key.split('.', 1)[0]}.*" in RESUMABLE
 
 
-def preset(name: str) -> TrainConfig:
-    if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; available: {sorted(PRESETS)}")
-    return PRESETS[name]
+def resumable_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
+    """The keys in which `new` differs from `saved` that a resumed run cannot take; empty
+    when `new` may continue `saved`'s run."""
+    def flat(config):
+        return {f"{s}.{f}": v for s, section in config.to_dict().items()
+                for f, v in section.items()}
+
+    old, now = flat(saved), flat(new)
+    return [k for k in sorted(set(old) | set(now))
+            if not resumable(k) and old.get(k) != now.get(k)]

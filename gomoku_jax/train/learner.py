@@ -13,7 +13,6 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from gomoku_jax.game.observe import observe
 from gomoku_jax.nets.resnet import PolicyValueModel
 from gomoku_jax.train.config import OptimSection
 
@@ -48,7 +47,7 @@ def make_optimizer(optim: OptimSection, total_steps: int) -> optax.GradientTrans
 def losses(model: PolicyValueModel, params: Any, batch_stats: Any, obs: jax.Array,
            legal: jax.Array, policy: jax.Array, value: jax.Array, weight: jax.Array,
            value_weight: jax.Array, value_coef: float) -> tuple[LossParts, Any]:
-    """(LossParts, updated batch_stats) of a batch: obs float32[B, N, N, C], legal bool[B, A],
+    """(LossParts, updated batch_stats) of a batch: obs float32[B, *obs], legal bool[B, A],
     policy float32[B, A], value / weight / value_weight float32[B]."""
     (logits, v), new_stats = model.apply_train(params, batch_stats, obs)
     log_p = jax.nn.log_softmax(jnp.where(legal, logits, _NEG))
@@ -69,17 +68,17 @@ def losses(model: PolicyValueModel, params: Any, batch_stats: Any, obs: jax.Arra
     return parts, new_stats
 
 
-def batch_inputs(samples) -> tuple[jax.Array, jax.Array]:
-    """(obs float32[B, N, N, C], legal bool[B, A]) of a batch of `Sample`s."""
-    return observe(samples.state), samples.state.legal_action_mask
+def batch_inputs(env, samples) -> tuple[jax.Array, jax.Array]:
+    """(obs float32[B, *obs_shape], legal bool[B, A]) of a batch of `Sample`s."""
+    return jax.vmap(env.observe)(samples.state), samples.state.legal_action_mask
 
 
-def sgd_step(model: PolicyValueModel, optimizer: optax.GradientTransformation,
+def sgd_step(env, model: PolicyValueModel, optimizer: optax.GradientTransformation,
              value_coef: float, params: Any, batch_stats: Any, opt_state: Any, samples
              ) -> tuple[Any, Any, Any, LossParts, jax.Array]:
     """One optimiser update on a batch of samples:
     (params, batch_stats, opt_state, LossParts before the update, gradient norm)."""
-    obs, legal = batch_inputs(samples)
+    obs, legal = batch_inputs(env, samples)
 
     def loss_fn(p, s):
         parts, stats = losses(model, p, s, obs, legal, samples.policy, samples.value,

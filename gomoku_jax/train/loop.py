@@ -5,11 +5,14 @@
 Each iteration is one compiled call (`AlphaZero.iteration`); between calls the host logs
 the metrics (a progress bar, `metrics.jsonl`, TensorBoard when `tensorboardX` is
 installed), saves an orbax checkpoint every `run.checkpoint_every` iterations and plays
-the arena every `eval.every` iterations and at the end: the network inside a greedy PUCT
-search against each opponent in `eval.opponents` ("previous" is the network of the
-evaluation before, or of the start of this process for the first one). A run directory
-that already has checkpoints is resumed from the latest one, with the metrics written
-after it dropped, so a killed run continues as if it had not stopped.
+the arena every `eval.every` iterations and at the end: the network inside the run's search
+at full strength against each opponent in `eval.opponents` ("previous" is the network of
+the evaluation before, or the initial one; checkpoints keep it, so a resumed run meets the
+same one). A run directory that already has checkpoints is resumed from the latest one,
+with the metrics written after it dropped, so a killed run continues as if it had not
+stopped. A finished run is left as it is (its summary included) unless the config asks for
+more iterations: `--resume --set run.iterations=N` extends it (a resume may change only the
+keys in `config.RESUMABLE`).
 """
 
 from __future__ import annotations
@@ -23,12 +26,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.eval.arena import per_opening_colour, run_match
-from gomoku_jax.eval.openings import DEFAULT_OPENINGS, opening_states
-from gomoku_jax.game.env import Gomoku
 from gomoku_jax.train import checkpoint
 from gomoku_jax.train.alphazero import AlphaZero
-from gomoku_jax.train.config import TrainConfig
+from gomoku_jax.train.config import RESUMABLE, TrainConfig, resumable_changes
 
 METRICS_FILE = "metrics.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -78,25 +80,13 @@ class _Logger:
             self.board.close()
 
 
-def _openings(env: Gomoku):
-    """The built-in openings when they fit the board, else the empty board alone."""
-    try:
-        opening_states(env, DEFAULT_OPENINGS)
-        return DEFAULT_OPENINGS
-    except ValueError:
-        return ((),)
-
-
 def evaluate(trainer: AlphaZero, variables: Any, previous: Any, key: jax.Array
              ) -> dict[str, dict]:
     """The arena: {opponent spec: {"score", "wins", "draws", "losses", "elo"}}, from the
-    trained agent's side."""
-    from gomoku_jax.eval.specs import make_agent
-
+    trained agent's side, every opening of the game with both sides."""
     cfg = trainer.config
-    env = Gomoku.from_config(trainer.game_config)
-    openings = _openings(env)
-    g = per_opening_colour(cfg.eval.games, len(openings))
+    env = trainer.env
+    g = per_opening_colour(cfg.eval.games, len(env.default_openings()))
     agent = trainer.agent()
     results = {}
     for i, spec in enumerate(cfg.eval.opponents):
@@ -104,7 +94,7 @@ def evaluate(trainer: AlphaZero, variables: Any, previous: Any, key: jax.Array
             opponent, params_b = agent, previous
         else:
             opponent, params_b = make_agent(spec), None
-        r = run_match(env, agent, opponent, jax.random.fold_in(key, i), g, openings,
+        r = run_match(env, agent, opponent, jax.random.fold_in(key, i), g,
                       params_a=variables, params_b=params_b)
         results[spec] = {"score": r.score, "wins": r.wins, "draws": r.draws,
                          "losses": r.losses,
@@ -119,48 +109,73 @@ def _copy(tree: Any) -> Any:
 
 
 def _validate_opponents(config: TrainConfig) -> None:
-    from gomoku_jax.eval.specs import make_agent
-
+    env = config.env()
     for spec in config.eval.opponents:
         if spec != PREVIOUS:
-            make_agent(spec)  # ValueError naming the bad spec
+            make_agent(spec).bind(env)  # ValueError naming the bad spec
+
+
+def _check_run_dir(run_dir: pathlib.Path, config: TrainConfig) -> None:
+    """ValueError unless `config` may run in `run_dir`: a new directory, the same config,
+    or the same run with only resumable keys changed (`config.RESUMABLE`: e.g. extending
+    it with more iterations)."""
+    if not (run_dir / checkpoint.CONFIG_FILE).exists():
+        return
+    saved = checkpoint.load_config(run_dir)
+    changed = resumable_changes(saved, config)
+    if changed:
+        raise ValueError(f"{run_dir} holds a run with a different config ({', '.join(changed)} "
+                         f"differ); resume it with its own config (gomoku-jax train --run-dir "
+                         f"{run_dir} --resume, which may change only {', '.join(RESUMABLE)}) "
+                         f"or use a new run directory")
+
+
+def read_summary(run_dir: pathlib.Path) -> Optional[dict]:
+    """The run's summary.json, or None."""
+    path = pathlib.Path(run_dir) / SUMMARY_FILE
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
 
 
 def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = True,
           stop_after: Optional[int] = None,
           on_iteration: Optional[Callable[[int, dict], None]] = None) -> dict:
-    """Run (or resume) `config` in `run_dir`; returns the summary (also `summary.json`).
+    """Run (or resume, or extend) `config` in `run_dir`; returns the summary (also
+    `summary.json`). A run that has done `run.iterations` already is not touched: its saved
+    summary comes back with `"already_finished": True`.
 
     Args:
       stop_after: stop once this many iterations are done (in all, counting those of
         earlier sessions), as if killed after its checkpoint; for tests and time limits.
       on_iteration: called with (iteration, metrics) after each iteration.
     Raises:
-      ValueError: a run directory made with a different config, or a bad opponent spec.
+      ValueError: a run directory made with a different config (other than its resumable
+        keys), a checkpoint of another env version, or a bad opponent spec.
     """
     t_start = time.perf_counter()
     run_dir = pathlib.Path(run_dir)
-    if (run_dir / checkpoint.CONFIG_FILE).exists():
-        saved = checkpoint.load_config(run_dir)
-        if saved != config:
-            raise ValueError(f"{run_dir} holds a run with a different config; resume it with "
-                             f"its own config (gomoku-jax train --run-dir {run_dir} --resume) "
-                             f"or use a new run directory")
+    _check_run_dir(run_dir, config)
     _validate_opponents(config)
-    primary = jax.process_index() == 0
-    if primary:
-        checkpoint.save_config(run_dir, config)
     trainer = AlphaZero(config)
     mgr = checkpoint.manager(run_dir, config.run.keep_checkpoints)
     if mgr.latest_step() is not None:
-        state = checkpoint.restore_state(mgr, trainer.abstract_state())
+        state, previous, previous_iteration = checkpoint.restore_state(
+            mgr, trainer.abstract_state(), trainer.model, trainer.env)
     else:
         state = trainer.init()
+        previous, previous_iteration = _copy(state.variables), 0
     start = int(state.iteration)
+    if start >= config.run.iterations:
+        summary = read_summary(run_dir) or {"arena": {}, "iterations": start, "finished": True}
+        return {**summary, "already_finished": True}
+    primary = jax.process_index() == 0
+    if primary:
+        checkpoint.save_config(run_dir, config)
     logger = _Logger(run_dir, start, primary)
     total = config.run.iterations if stop_after is None else min(stop_after,
                                                                  config.run.iterations)
-    previous = _copy(state.variables)
     eval_key = jax.random.key(config.run.seed + 1)
     arena: dict = {}
     bar = None
@@ -181,11 +196,13 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
             if (config.eval.every and it % config.eval.every == 0) or last:
                 arena = evaluate(trainer, state.variables, previous,
                                  jax.random.fold_in(eval_key, it))
-                previous = _copy(state.variables)
+                previous, previous_iteration = _copy(state.variables), it
                 record["arena"] = arena
+                record["previous_iteration"] = previous_iteration
             logger.log(record)
             if it % config.run.checkpoint_every == 0 or last or it == total:
-                checkpoint.save(mgr, it, state, state.variables)
+                checkpoint.save(mgr, it, state, state.variables, previous, previous_iteration,
+                                trainer.env)
             if on_iteration is not None:
                 on_iteration(it, record)
             if bar is not None:
@@ -198,10 +215,11 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
         if bar is not None:
             bar.close()
         logger.close()
+    finished = int(state.iteration) == config.run.iterations
     summary = {"arena": arena, "iterations": int(state.iteration),
-               "wall_seconds": time.perf_counter() - t_start,
-               "finished": int(state.iteration) == config.run.iterations}
-    if primary:
+               "wall_seconds": time.perf_counter() - t_start, "finished": finished,
+               **checkpoint.env_record(trainer.env)}
+    if primary and finished:
         (run_dir / SUMMARY_FILE).write_text(json.dumps(summary, indent=1))
     return summary
 

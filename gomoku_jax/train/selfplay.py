@@ -1,12 +1,18 @@
-"""Self-play on device: a batch of games, T moves under one `lax.scan`, then value targets.
+"""Self-play on device, for any game: a batch of games, T moves under one `lax.scan`, then
+value targets for every position of every game that ended.
 
-Every move: search every board (`search.search` with the network as evaluator and the
-seeds' exploration features), record (position, search policy, mover), step with
-auto-reset, so a finished game is replaced by a fresh one and the batch stays full. After
-the scan, a reverse scan fills in each recorded position's value target, the final result
-of its game from its mover's point of view. Positions of a game still running at the end
-of the window have no outcome yet; they are returned with `valid` False (the caller drops
-them).
+Every move searches every board (the run's search algorithm with the network as
+evaluator), records (position, search policy, mover), steps, and replaces a finished game
+by a fresh one so the batch stays full. A game that does not end inside the window is not
+lost: its positions wait in the board's `Pending` trajectory (carried to the next
+iteration with the game) until it ends, and then all of them are written at once. So the
+samples written are exactly the positions of the games that finished, whatever their
+length, and none of a game that has not.
+
+After the scan, the pending trajectories and the window's records are joined along time
+([L + T, B]) and a reverse scan gives every position the final result of its game from its
+mover's point of view; the positions of games still running become the new pending
+trajectories.
 """
 
 from __future__ import annotations
@@ -15,38 +21,62 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from flax import struct
 
-from gomoku_jax.game import rules
-from gomoku_jax.game.config import GameConfig
-from gomoku_jax.game.env import auto_reset
-from gomoku_jax.game.state import BLACK, State
-from gomoku_jax.search.evaluators import Evaluator
-from gomoku_jax.search.mcts import SearchConfig, search
+from gomoku_jax.games.protocol import is_over, reward_of
+from gomoku_jax.search.base import SearchAlgorithm
 from gomoku_jax.train.samples import Sample
 
 
+@struct.dataclass
+class Pending:
+    """The positions of each board's running game, oldest first (leaves [B, L, ...], L the
+    game's `max_game_length`): state, policy float32[B, L, A], mover int32[B, L];
+    length int32[B], how many slots hold a position."""
+
+    state: Any
+    policy: jax.Array
+    mover: jax.Array
+    length: jax.Array
+
+
 class SelfPlayStats(NamedTuple):
-    """Totals over one self-play call (int32[] each): games that ended, black / white wins
-    (draws = games - both), the summed length of the games that ended, searched moves."""
+    """Totals over one self-play call (int32[] each): games that ended, wins of the game's
+    first and second player (draws = games - both), the summed length of the games that
+    ended, searched moves, positions written, positions still pending, and positions dropped
+    because a game outgrew `max_game_length` (0 for a game that keeps its length)."""
 
     games: jax.Array
-    black_wins: jax.Array
-    white_wins: jax.Array
+    first_wins: jax.Array
+    second_wins: jax.Array
     total_length: jax.Array
     moves: jax.Array
+    written: jax.Array
+    pending: jax.Array
+    dropped: jax.Array
 
 
 class _Record(NamedTuple):
-    state: State
+    state: Any
     policy: jax.Array
     mover: jax.Array
+    ply: jax.Array
     done: jax.Array
     result: jax.Array
 
 
-def new_games(config: GameConfig, key: jax.Array, num_games: int) -> State:
-    """`num_games` empty boards, black's player id drawn per game."""
-    return jax.vmap(lambda k: rules.init(config, k))(jax.random.split(key, num_games))
+def new_games(env, key: jax.Array, num_games: int) -> Any:
+    """`num_games` fresh games."""
+    return jax.vmap(env.init)(jax.random.split(key, num_games))
+
+
+def empty_pending(env, games: Any) -> Pending:
+    """No pending positions for a batch of games (leaves [B, ...]): L slots per board."""
+    batch, slots = games.legal_action_mask.shape[0], env.max_game_length
+    state = jax.tree.map(lambda x: jnp.broadcast_to(x[:, None], (batch, slots) + x.shape[1:]),
+                         games)
+    return Pending(state, jnp.zeros((batch, slots, env.num_actions), jnp.float32),
+                   jnp.zeros((batch, slots), jnp.int32), jnp.zeros((batch,), jnp.int32))
 
 
 def value_targets(mover: jax.Array, done: jax.Array, result: jax.Array
@@ -71,43 +101,80 @@ def value_targets(mover: jax.Array, done: jax.Array, result: jax.Array
     return value, known
 
 
-def play(evaluator: Evaluator, search_config: SearchConfig, num_simulations: int,
-         algorithm: str, num_moves: int, params: Any, games: State, key: jax.Array
-         ) -> tuple[State, Sample, jax.Array, SelfPlayStats]:
-    """Play `num_moves` moves on every board of `games` (leaves [B, ...]).
+def _time_major(x: jax.Array) -> jax.Array:
+    return jnp.swapaxes(x, 0, 1)
+
+
+def play(env, search: SearchAlgorithm, evaluator, num_simulations: int, num_moves: int,
+         params: Any, games: Any, pending: Pending, key: jax.Array
+         ) -> tuple[Any, Pending, Sample, jax.Array, SelfPlayStats]:
+    """Play `num_moves` moves on every board of `games` (leaves [B, ...]) whose earlier
+    positions are `pending`.
 
     Returns:
-      (games after the last move, samples with leaves [T*B, ...] in time-major order,
-       valid bool[T*B]: the sample's game ended inside the window, stats).
+      (games after the last move, the new pending trajectories, samples with leaves
+       [(L + T) * B, ...] (time-major), valid bool[(L + T) * B]: the positions of games that
+       ended (write these), stats).
     """
-    config = games.config
-    step = auto_reset(rules.step, lambda k: rules.init(config, k))
-    batch = games.board.shape[0]
+    batch, slots = games.legal_action_mask.shape[0], env.max_game_length
 
-    def move(states, key):
-        # auto_reset hands back fresh boards still flagged as the end of the old game.
-        states = states.replace(terminated=jnp.zeros_like(states.terminated),
-                                rewards=jnp.zeros_like(states.rewards))
+    def move(carry, key):
+        states, ply = carry
         k_search, k_reset = jax.random.split(key)
-        out = search(evaluator, search_config, num_simulations, params, states, k_search,
-                     algorithm)
-        mover = states.current_player
-        after = jax.vmap(step)(states, out.action, jax.random.split(k_reset, batch))
-        result = jnp.take_along_axis(after.rewards, mover[:, None], axis=1)[:, 0]
-        return after, _Record(states, out.policy, mover, after.terminated, result)
+        out = search.search(env, evaluator, params, states, k_search, num_simulations)
+        after = jax.vmap(env.step)(states, out.action)
+        done = is_over(after)
+        fresh = new_games(env, k_reset, batch)
+        following = jax.tree.map(
+            lambda f, a: jnp.where(done.reshape((batch,) + (1,) * (a.ndim - 1)), f, a),
+            fresh, after)
+        record = _Record(states, out.policy, states.current_player, ply, done,
+                         reward_of(after, states.current_player))
+        return (following, jnp.where(done, 0, ply + 1)), record
 
-    games, rec = jax.lax.scan(move, games, jax.random.split(key, num_moves))
-    value, known = value_targets(rec.mover, rec.done, rec.result)
-    winner_colour = jnp.where(rec.done, rec.result.astype(jnp.int8) * rec.state.color, 0)
+    (games, _), rec = jax.lax.scan(move, (games, pending.length),
+                                   jax.random.split(key, num_moves))
+
+    # Join the pending positions ([L, B] once time-major) and the window's records.
+    join = lambda p, r: jnp.concatenate([_time_major(p), r])  # noqa: E731
+    state = jax.tree.map(join, pending.state, rec.state)
+    policy, mover = join(pending.policy, rec.policy), join(pending.mover, rec.mover)
+    slot = jnp.arange(slots)[:, None]
+    present = jnp.concatenate([slot < pending.length[None], jnp.ones_like(rec.done)])
+    ply = jnp.concatenate([jnp.broadcast_to(slot, (slots, batch)), rec.ply])
+    done = jnp.concatenate([jnp.zeros((slots, batch), bool), rec.done])
+    result = jnp.concatenate([jnp.zeros((slots, batch), jnp.float32), rec.result])
+    value, known = value_targets(mover, done, result)
+    written = present & known
+
+    # The positions of running games become the new pending trajectories, oldest first;
+    # a game longer than L keeps its last L positions.
+    waiting = present & ~known
+    count = jnp.sum(waiting, axis=0)
+    order = jnp.argsort(~waiting, axis=0, stable=True)  # waiting positions first, in order
+    skip = jnp.maximum(count - slots, 0)
+    source = jnp.minimum(slot + skip[None], order.shape[0] - 1)  # [L, B]
+    take = jnp.take_along_axis(order, source, axis=0)  # the source time of each new slot
+
+    def gather(x):
+        index = take.reshape(take.shape + (1,) * (x.ndim - 2))
+        return _time_major(jnp.take_along_axis(x, index, axis=0))
+
+    new_pending = Pending(jax.tree.map(gather, state), gather(policy), gather(mover),
+                          jnp.minimum(count, slots).astype(jnp.int32))
+
+    first = written & (ply == 0)
     stats = SelfPlayStats(
         games=jnp.sum(rec.done, dtype=jnp.int32),
-        black_wins=jnp.sum(winner_colour == BLACK, dtype=jnp.int32),
-        white_wins=jnp.sum(winner_colour == -BLACK, dtype=jnp.int32),
-        total_length=jnp.sum(jnp.where(rec.done, rec.state.move_count + 1, 0),
-                             dtype=jnp.int32),
-        moves=jnp.int32(num_moves * batch))
-    flat = lambda x: x.reshape((num_moves * batch,) + x.shape[2:])  # noqa: E731
-    ones = jnp.ones((num_moves * batch,), jnp.float32)
-    samples = Sample(state=jax.tree.map(flat, rec.state), policy=flat(rec.policy),
-                     value=flat(value), weight=ones, value_weight=ones)
-    return games, samples, flat(known), stats
+        first_wins=jnp.sum(first & (value > 0), dtype=jnp.int32),
+        second_wins=jnp.sum(first & (value < 0), dtype=jnp.int32),
+        total_length=jnp.sum(jnp.where(rec.done, rec.ply + 1, 0), dtype=jnp.int32),
+        moves=jnp.int32(num_moves * batch),
+        written=jnp.sum(written, dtype=jnp.int32),
+        pending=jnp.sum(new_pending.length, dtype=jnp.int32),
+        dropped=jnp.sum(skip, dtype=jnp.int32))
+    flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731
+    ones = jnp.ones(written.size, jnp.float32)
+    samples = Sample(state=jax.tree.map(flat, state), policy=flat(policy), value=flat(value),
+                     weight=ones, value_weight=ones)
+    return games, new_pending, samples, flat(written), stats

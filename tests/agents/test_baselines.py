@@ -1,7 +1,8 @@
 """The agent registry and interface, and the baseline players (`random`, `proximity_random`).
 
-Every agent runs through one jitted, vmapped `act` per agent config on a batch of BATCH
-positions; sampling tests call the same program again with fresh keys.
+Every fixed agent runs through one jitted, vmapped `act` per agent config on a batch of
+BATCH positions; sampling tests call the same program again with fresh keys. (The search
+agents are tested in test_search_agents.py, on smaller batches.)
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import pytest
 import gomoku_jax
 from gomoku_jax import agents
 from gomoku_jax.agents import ProximityRandomAgent
-from gomoku_jax.game import winning_colours
-from gomoku_jax.game.state import BLACK, WHITE
+from gomoku_jax.games.gomoku import winning_colours
+from gomoku_jax.games.gomoku.state import BLACK, WHITE
 
 N = 9
 ENV = gomoku_jax.make("gomoku", board_size=N)
@@ -26,9 +27,12 @@ CFG = ENV.config
 BATCH = 256
 
 
+FIXED = ("random", "proximity_random", "heuristic")
+
+
 @functools.lru_cache(maxsize=None)
 def batched_act(agent):
-    return jax.jit(jax.vmap(agent.act, in_axes=(None, None, 0, 0)))
+    return jax.jit(jax.vmap(agent.bind(ENV).act, in_axes=(None, None, 0, 0)))
 
 
 def stack(states):
@@ -116,24 +120,26 @@ def test_make_unknown_name_lists_the_available_agents():
 
 
 def test_make_unknown_field_lists_the_valid_fields():
-    with pytest.raises(ValueError, match=r"unknown config for agent 'heuristic': \['atack'\]"
-                       ) as e:
+    with pytest.raises(ValueError, match=r"unknown field 'atack' for agent 'heuristic'") as e:
         agents.make("heuristic", atack=2.0)
     for field in ("attack", "defence", "score_weight", "proximity_weight", "patterns"):
         assert field in str(e.value)
-    with pytest.raises(ValueError, match="valid fields: none"):
+    with pytest.raises(ValueError, match=r"valid fields: \['env'\]"):
         agents.make("random", temperature=1.0)
     with pytest.raises(ValueError, match="threshold"):
         agents.make("proximity_random", thresold=0.5)
 
 
-def test_make_builds_the_registered_class_with_its_config():
-    assert set(agents.REGISTRY) >= {"random", "proximity_random", "heuristic"}
-    for name, cls in agents.REGISTRY.items():
+def test_make_builds_the_registered_prototype_with_its_config():
+    assert set(agents.AGENTS) >= {"random", "proximity_random", "heuristic", "policy", "mcts",
+                                  "puct", "gumbel", "pure_mcts"}
+    for name, prototype in agents.AGENTS.items():
         agent = agents.make(name)
-        assert type(agent) is cls and agent.name == name
+        assert agent == prototype and type(agent) is type(prototype)
         assert agent == agents.make(name) and hash(agent) == hash(agents.make(name))
-        assert agent.init(jax.random.key(0)) is None
+        assert agent.init(jax.random.key(0)) is None and agent.env is None
+    for name in FIXED:
+        assert agents.make(name).name == name
     h = agents.make("heuristic", attack=2.0, defence=1.5)
     assert (h.attack, h.defence) == (2.0, 1.5)
     assert h != agents.make("heuristic")
@@ -151,7 +157,21 @@ def test_proximity_random_rejects_a_threshold_outside_0_1(threshold):
 # ----------------------------------------------------------------- every agent
 
 
-@pytest.mark.parametrize("name", sorted(agents.REGISTRY))
+def test_agents_are_bound_to_a_game_and_refuse_other_games():
+    unbound = agents.make("heuristic")
+    with pytest.raises(ValueError, match="not bound to a game"):
+        unbound.game
+    bound = unbound.bind(ENV)
+    assert bound.env == ENV and bound.bind(ENV) is bound and unbound.env is None
+    connect_four = gomoku_jax.make("pgx/connect_four")
+    with pytest.raises(ValueError, match="plays \\['gomoku'\\], not 'pgx/connect_four'"):
+        unbound.bind(connect_four)
+    assert agents.make("random").bind(connect_four).env == connect_four
+    with pytest.raises(ValueError, match="plays"):
+        agents.make("heuristic", env=connect_four)
+
+
+@pytest.mark.parametrize("name", FIXED)
 def test_every_agent_plays_legal_moves_with_a_masked_normalised_policy(name, positions):
     boards, batch = positions
     agent = agents.make(name)

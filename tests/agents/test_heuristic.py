@@ -17,15 +17,15 @@ import pytest
 import gomoku_jax
 from gomoku_jax import agents
 from gomoku_jax.eval import play_match
-from gomoku_jax.game import winning_colours
-from gomoku_jax.game.state import BLACK, WHITE
+from gomoku_jax.games.gomoku import rules, winning_colours
+from gomoku_jax.games.gomoku.state import BLACK, WHITE
 
 N = 9
 ENV = gomoku_jax.make("gomoku", board_size=N)
 CFG = ENV.config
 BATCH = 256
-HEURISTIC = agents.make("heuristic")
-RANDOM = agents.make("random")
+HEURISTIC = agents.make("heuristic").bind(ENV)
+RANDOM = agents.make("random").bind(ENV)
 
 
 def _five_windows(n: int, k: int = 5) -> np.ndarray:
@@ -270,38 +270,72 @@ def test_attack_and_defence_weights_choose_between_extending_and_blocking():
     extend, block = {2 * N + 1, 2 * N + 5}, {6 * N + 1, 6 * N + 5}
     default, _, _ = run_act(HEURISTIC, [state] * 64, seed=0)
     assert set(default.tolist()) == extend  # attack 1.0 > defence 0.9: make the open four
-    defensive = agents.make("heuristic", attack=0.0, defence=1.0)
+    defensive = agents.make("heuristic", attack=0.0, defence=1.0).bind(ENV)
     chosen, policy, _ = run_act(defensive, [state] * 64, seed=0)
     assert set(chosen.tolist()) == block  # only the opponent's threats count
     np.testing.assert_allclose(policy[:, sorted(block)], 0.5)
 
 
+def test_the_heuristic_plays_gomoku_only():
+    agent = agents.make("heuristic")
+    assert agent.env is None and agent.games == ("gomoku",)
+    assert agent.bind(ENV) == HEURISTIC and HEURISTIC.env == ENV
+    with pytest.raises(ValueError, match="plays \\['gomoku'\\], not 'pgx/tic_tac_toe'"):
+        agent.bind(gomoku_jax.make("pgx/tic_tac_toe"))
+
+
+GAMES = 128  # per colour
+
+
 @pytest.fixture(scope="module")
 def heuristic_vs_random():
-    """Finals of 128 games with the heuristic as black and 128 with it as white."""
-    match = jax.jit(play_match, static_argnums=(0, 1, 2, 4), static_argnames="white_first")
-    as_black = match(ENV, HEURISTIC, RANDOM, jax.random.key(11), 128)
-    as_white = match(ENV, RANDOM, HEURISTIC, jax.random.key(12), 128)
-    return jax.device_get(as_black), jax.device_get(as_white)
+    """One match of 2 * GAMES games, the heuristic moving first in every one (one compiled
+    program: the heuristic's compile is most of this module's time). The first GAMES start
+    from the empty board, so the heuristic plays black; the others start after one
+    uniformly random black move (the random player's first move, drawn here), so the
+    heuristic plays white and the random player black from then on.
+
+    Returns (outcome, heuristic_is_black bool[2 * GAMES]), as NumPy.
+    """
+    k_first, k_play = jax.random.split(jax.random.key(11))
+    empty = jax.vmap(lambda _: rules.initial_state(CFG, 0))(jnp.arange(2 * GAMES))
+    first = jax.random.randint(k_first, (GAMES,), 0, N * N)
+    opened = jax.vmap(ENV.step)(jax.tree.map(lambda x: x[GAMES:], empty), first)
+    start = jax.tree.map(lambda a, b: jnp.concatenate([a[:GAMES], b]), empty, opened)
+    match = jax.jit(play_match, static_argnums=(0, 1, 2, 4))
+    out = match(ENV, HEURISTIC, RANDOM, k_play, 2 * GAMES, start=start)
+    return jax.device_get(out), np.arange(2 * GAMES) < GAMES
 
 
 def test_heuristic_beats_random_in_95_percent_of_games(heuristic_vs_random):
-    as_black, as_white = heuristic_vs_random
-    wins = int(np.sum(as_black.winner == BLACK)) + int(np.sum(as_white.winner == WHITE))
-    games = len(as_black.winner) + len(as_white.winner)
-    assert games >= 200
+    out, is_black = heuristic_vs_random
+    winner = out.states.winner
+    black_wins, white_wins = winner[is_black] == BLACK, winner[~is_black] == WHITE
+    wins = int(np.sum(black_wins)) + int(np.sum(white_wins))
+    games = len(winner)
+    assert games >= 200 and len(black_wins) == len(white_wins) == GAMES
     print(f"heuristic vs random: {wins}/{games} = {wins / games:.3f}")
     assert wins / games >= 0.95
     # Each colour on its own too.
-    assert np.mean(as_black.winner == BLACK) >= 0.9
-    assert np.mean(as_white.winner == WHITE) >= 0.9
+    assert np.mean(black_wins) >= 0.9
+    assert np.mean(white_wins) >= 0.9
 
 
 def test_heuristic_match_finals_are_consistent(heuristic_vs_random):
-    for finals in heuristic_vs_random:
-        assert finals.terminated.all()
-        for board, winner in zip(finals.board, finals.winner):
-            found = winning_colours(board, CFG)
-            assert found == ({int(winner)} if winner else set())
-            if not winner:
-                assert (board != 0).all()  # a draw only on a full board
+    out, is_black = heuristic_vs_random
+    finals = out.states
+    assert finals.terminated.all() and not finals.truncated.any()
+    # The heuristic (the first agent) has black's player id where it plays black, and the
+    # returns by player id are the outcome for that player's colour.
+    games = np.arange(len(is_black))
+    np.testing.assert_array_equal(
+        out.first_player, np.where(is_black, finals.black_player, 1 - finals.black_player))
+    np.testing.assert_array_equal(out.returns[games, finals.black_player], finals.winner)
+    np.testing.assert_array_equal(out.returns.sum(axis=1), 0.0)
+    np.testing.assert_array_equal(out.plies, finals.move_count - ~is_black)
+    assert (finals.move_count[~is_black] >= 2).all()
+    for board, winner in zip(finals.board, finals.winner):
+        found = winning_colours(board, CFG)
+        assert found == ({int(winner)} if winner else set())
+        if not winner:
+            assert (board != 0).all()  # a draw only on a full board

@@ -1,4 +1,5 @@
-"""The arena: A vs B from openings with both colours, tallied with an Elo difference.
+"""The arena: A vs B from openings with both sides, tallied with an Elo difference, for any
+game.
 
 Deterministic agents (lowest / highest empty cell) make whole matches predictable; the
 heuristic against random shows a real strength gap. Each agent pairing and batch size is
@@ -20,10 +21,11 @@ from conftest import EndCell
 from gomoku_jax.agents import Agent
 from gomoku_jax import agents
 from gomoku_jax.eval import arena, run_match
-from gomoku_jax.eval.openings import DEFAULT_OPENINGS
+from gomoku_jax.games.gomoku.openings import DEFAULT_OPENINGS, opening_actions
 
 ENV7 = gomoku_jax.make("gomoku", board_size=7)
-TWO_STONES = (((0, 0), (0, 1)), ((0, 0), (1, 1)))  # black to move after them
+# Black to move after them.
+TWO_STONES = opening_actions((((0, 0), (0, 1)), ((0, 0), (1, 1))), 7)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,29 +60,31 @@ def random_vs_proximity(seed: int) -> arena.MatchResult:
 def test_heuristic_beats_random():
     r = heuristic_vs_random(0)
     assert r.games == 16 and r.wins + r.draws + r.losses == 16
-    assert r.as_black.games == r.as_white.games == 8
+    assert r.as_first.games == r.as_second.games == 8
     assert r.score > 0.9 and r.elo.diff > 0 and r.elo.lower > 0
-    assert r.as_black.score >= 0.75 and r.as_white.score >= 0.75
+    assert r.as_first.score >= 0.75 and r.as_second.score >= 0.75
     assert (r.agent_a, r.agent_b) == ("heuristic", "random")
-    assert r.openings == DEFAULT_OPENINGS and len(r.per_opening) == 8
+    assert r.openings == opening_actions(DEFAULT_OPENINGS, 7) == ENV7.default_openings()
+    assert len(r.per_opening) == 8
     assert all(b.games == w.games == 1 for b, w in r.per_opening)
     assert sum((b + w for b, w in r.per_opening), arena.Record()) == r.record
     assert 8 < r.mean_length <= 49
 
 
-def test_colours_swap_and_the_side_to_move_after_the_opening_moves_first():
+def test_sides_swap_and_the_side_to_move_after_the_opening_moves_first():
     # After 3 stones white moves first. FIRST fills row 0 from the left, LAST row 6 from the
     # right; whoever moves first completes five first. So A = FIRST loses every game as
-    # black (B, white, moves first) and wins every game as white.
+    # the game's first player (black: B, white, moves first after the opening) and wins
+    # every game as the second.
     r = run_match(ENV7, FIRST, LAST, jax.random.key(0), 3)
-    assert r.as_black == arena.Record(0, 0, 24) and r.as_white == arena.Record(24, 0, 0)
-    assert all(b == arena.Record(0, 0, 3) and w == arena.Record(3, 0, 0)
-               for b, w in r.per_opening)
+    assert r.as_first == arena.Record(0, 0, 24) and r.as_second == arena.Record(24, 0, 0)
+    assert all(f == arena.Record(0, 0, 3) and s == arena.Record(3, 0, 0)
+               for f, s in r.per_opening)
     assert r.score == 0.5 and r.elo.diff == 0.0
     assert r.mean_length == 3 + 9  # the opening, then 5 moves of the winner, 4 of the loser
     # After 2 stones black moves first and wins.
     r = run_match(ENV7, FIRST, LAST, jax.random.key(0), 3, TWO_STONES)
-    assert r.as_black == arena.Record(6, 0, 0) and r.as_white == arena.Record(0, 0, 6)
+    assert r.as_first == arena.Record(6, 0, 0) and r.as_second == arena.Record(0, 0, 6)
     assert r.mean_length == 2 + 9
 
 
@@ -90,10 +94,10 @@ def test_params_follow_their_agent_across_colours():
     cells = jnp.arange(ENV7.num_actions, dtype=jnp.float32)
     r = run_match(ENV7, Preference(), Preference(), jax.random.key(0), 3,
                   params_a=-cells, params_b=cells)
-    assert r.as_black == arena.Record(0, 0, 24) and r.as_white == arena.Record(24, 0, 0)
+    assert r.as_first == arena.Record(0, 0, 24) and r.as_second == arena.Record(24, 0, 0)
     r = run_match(ENV7, Preference(), Preference(), jax.random.key(0), 3,
                   params_a=cells, params_b=-cells)
-    assert r.as_black == arena.Record(0, 0, 24) and r.as_white == arena.Record(24, 0, 0)
+    assert r.as_first == arena.Record(0, 0, 24) and r.as_second == arena.Record(24, 0, 0)
     assert (r.agent_a, r.agent_b) == ("preference", "preference")
 
 
@@ -120,26 +124,34 @@ def test_to_dict_and_summary():
     r = heuristic_vs_random(0)
     d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
     assert d["games"] == 16 and d["wins"] == r.wins and d["score"] == r.score
-    assert d["game"] == {"board_size": 7, "win_length": 5, "rule": "freestyle"}
-    assert d["as_black"]["wins"] + d["as_white"]["wins"] == r.wins
-    assert len(d["openings"]) == 8 and d["openings"][0]["moves"] == [[0, 0], [-1, 0], [1, 2]]
+    assert d["game"] == {"id": "gomoku", "version": "v1", "board_size": 7, "win_length": 5,
+                         "rule": "freestyle", "observation": "absolute",
+                         "feature_plane": "none"}
+    assert d["as_first"]["wins"] + d["as_second"]["wins"] == r.wins
+    assert len(d["openings"]) == 8 and d["openings"][0]["actions"] == [24, 17, 33]
+    assert d["openings"][0]["moves"] == "(3, 3) (2, 3) (4, 5)"
     assert set(d["elo"]) >= {"diff", "lower", "upper", "margin", "score_stderr"}
     text = r.summary()
-    assert "heuristic vs random: 7x7 freestyle Gomoku (k=5), 16 games = 8 openings of 3 " \
-           "stones x 2 colours x 1" in text
-    assert f"as black {r.as_black} (W-D-L), as white {r.as_white}" in text
+    assert "heuristic vs random: gomoku (board_size=7, win_length=5, rule=freestyle, " \
+           "observation=absolute, feature_plane=none), 16 games = 8 openings of 3 moves x " \
+           "2 sides x 1" in text
+    assert f"as first player {r.as_first} (W-D-L), as second {r.as_second}" in text
     table = r.per_opening_table()
-    assert table.count("\n") == 2 + 8 - 1 and "| 0 | 0,0 -1,0 1,2 |" in table
+    assert table.count("\n") == 2 + 8 - 1 and "| 0 | (3, 3) (2, 3) (4, 5) |" in table
 
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="games_per_opening_colour must be an int >= 1"):
         run_match(ENV7, FIRST, LAST, jax.random.key(0), 0)
     with pytest.raises(ValueError, match="off the 5x5 board"):
-        run_match(gomoku_jax.make("gomoku", board_size=5), FIRST, LAST, jax.random.key(0), 1,
-                  [[(0, 0), (3, 0)]])
-    with pytest.raises(ValueError, match="same number of stones"):
-        run_match(ENV7, FIRST, LAST, jax.random.key(0), 1, [[(0, 0)], [(0, 0), (1, 1)]])
+        opening_actions([[(0, 0), (3, 0)]], 5)
+    with pytest.raises(ValueError, match="same number of moves"):
+        run_match(ENV7, FIRST, LAST, jax.random.key(0), 1, [[24], [24, 25]])
+    with pytest.raises(ValueError, match=r"opening 0 \[\(3, 3\) \(3, 3\)\]: move 1"):
+        run_match(ENV7, FIRST, LAST, jax.random.key(0), 1, [[24, 24]])
+    won = [(0, 0), (6, 0), (0, 1), (6, 1), (0, 2), (6, 2), (0, 3), (6, 3), (0, 4)]
+    with pytest.raises(ValueError, match="game is over|already ends the game"):
+        run_match(ENV7, FIRST, LAST, jax.random.key(0), 1, [[r * 7 + c for r, c in won]])
 
 
 @pytest.mark.parametrize("total, openings, expected", [(64, 8, 4), (65, 8, 5), (1, 8, 1),

@@ -27,13 +27,13 @@ def three_agents() -> tournament.TournamentResult:
     return run_tournament(ENV7, list(SPECS), jax.random.key(0), 1)
 
 
-def test_every_pair_plays_once_with_both_colours():
+def test_every_pair_plays_once_with_both_sides():
     t = three_agents()
     assert t.names == SPECS
     assert [(m.agent_a, m.agent_b) for m in t.matches] == [
         ("random", "proximity_random"), ("random", "heuristic"),
         ("proximity_random", "heuristic")]
-    assert all(m.games == 16 and m.as_black.games == m.as_white.games == 8 for m in t.matches)
+    assert all(m.games == 16 and m.as_first.games == m.as_second.games == 8 for m in t.matches)
     assert t.record("heuristic").games == 32
     # Records seen from either side add up.
     m = t.matches[1]
@@ -57,7 +57,8 @@ def test_markdown_tables():
     t = three_agents()
     text = t.markdown()
     header, ratings, matrix, pairs = text.split("\n\n")
-    assert "7x7 freestyle Gomoku (k=5): 3 agents, 16 games per pair" in header
+    assert "gomoku (board_size=7, win_length=5" in header and \
+        "3 agents, 16 games per pair" in header
     rows = ratings.splitlines()
     assert rows[0] == "| rank | agent | Elo | score | W | D | L | games |"
     assert len(rows) == 2 + 3 and rows[2].startswith("| 1 | heuristic | +")
@@ -77,7 +78,7 @@ def test_json_keys():
     assert set(d["table"][0]) == {"rank", "agent", "elo", "score", "wins", "draws", "losses",
                                   "games"}
     assert d["score_matrix"][0][0] is None and len(d["matches"]) == 3
-    assert d["games_per_pair"] == 16 and d["game"]["board_size"] == 7
+    assert d["games_per_pair"] == 16 and d["game"]["board_size"] == 7 and d["game"]["id"] == "gomoku"
 
 
 def test_anchor_shifts_the_ratings():
@@ -93,7 +94,7 @@ def test_anchor_shifts_the_ratings():
     (["random"], {}, "at least 2 agents"),
     (["random", "random"], {}, "'random' is entered twice"),
     (["random", "minimax"], {}, "unknown agent 'minimax'"),
-    (["random", "heuristic:speed=3"], {}, "unknown config for agent 'heuristic'"),
+    (["random", "heuristic:speed=3"], {}, "unknown field 'speed' for agent 'heuristic'"),
     (["random", "heuristic"], {"anchor": "alphazero"}, "anchor 'alphazero' is not one of"),
     (["random", "heuristic"], {"params": {"mcts": None}}, "params given for unknown agents"),
 ])

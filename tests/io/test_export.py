@@ -3,18 +3,23 @@ network it came from for any batch size; its metadata; clear errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
 import textwrap
+import types
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import gomoku_jax
 from gomoku_jax import cli
-from gomoku_jax.game.observe import PLANES
+from gomoku_jax.games.gomoku.observe import PLANES
 from gomoku_jax.io import export
+from gomoku_jax.nets.resnet import NetConfig
 from gomoku_jax.train.checkpoint import load_network
 
 BATCHES = (1, 5)  # the exported batch dimension is symbolic: both sizes use one file
@@ -39,8 +44,8 @@ def observations(shape, batch, seed):
 
 
 def test_runs_with_jax_alone_and_matches_the_network(exported, network, tmp_path):
-    model, variables, config = network
-    shape = config.game.game_config().observation_shape
+    model, variables, config, _ = network
+    shape = config.env().observation_shape
     inputs = {f"obs{b}": observations(shape, b, seed=b) for b in BATCHES}
     np.savez(tmp_path / "inputs.npz", **inputs)
     script = textwrap.dedent(f"""
@@ -80,9 +85,9 @@ def test_runs_with_jax_alone_and_matches_the_network(exported, network, tmp_path
 
 
 def test_load_exported_in_process(exported, network):
-    model, variables, config = network
+    model, variables, config, _ = network
     f = export.load_exported(exported)
-    shape = config.game.game_config().observation_shape
+    shape = config.env().observation_shape
     for b in BATCHES:
         obs = observations(shape, b, seed=10 + b)
         logits, value = f(obs)
@@ -92,37 +97,82 @@ def test_load_exported_in_process(exported, network):
 
 
 def test_metadata(exported, network, trained_run):
-    model, _, config = network
+    model, _, config, step = network
     meta = export.load_metadata(exported)
     assert meta == json.loads((exported.parent / (exported.name + ".json")).read_text())
-    game = config.game
-    n, c = game.board_size, model.in_planes
-    assert meta["format"] == export.FORMAT
-    assert meta["game"] == {"board_size": 7, "win_length": 4, "rule": "freestyle"}
-    assert meta["game"] == {"board_size": n, "win_length": game.win_length, "rule": game.rule}
-    assert meta["input"]["shape"] == ["b", n, n, c] and meta["input"]["dtype"] == "float32"
-    assert meta["input"]["observation"] == game.observation == "canonical"
-    assert meta["input"]["feature_plane"] == "none"
+    env = config.env()
+    n, c = env.board_size, model.observation_shape[-1]
+    assert meta["format"] == export.FORMAT and meta["format_version"] == export.FORMAT_VERSION == 2
+    assert meta["game"] == {"id": "gomoku", "version": env.version, "board_size": 7,
+                            "win_length": 4, "rule": "freestyle", "observation": "canonical",
+                            "feature_plane": "none"}
+    assert meta["game"] == env.describe()
+    # the metadata alone rebuilds the game the network was trained on
+    game = {k: v for k, v in meta["game"].items() if k not in ("id", "version")}
+    assert gomoku_jax.make(meta["game"]["id"], **game) == env
+    assert meta["input"]["shape"] == ["b", n, n, c] == ["b", *env.observation_shape]
+    assert meta["input"]["dtype"] == "float32" and meta["input"]["name"] == "obs"
     assert meta["input"]["planes"] == list(PLANES["canonical"]) and len(PLANES["canonical"]) == c
     assert [o["name"] for o in meta["outputs"]] == ["logits", "value"]
     assert meta["outputs"][0]["shape"] == ["b", n * n] and meta["outputs"][1]["shape"] == ["b"]
     assert meta["net"] == json.loads(config.to_json())["net"]
     assert meta["num_params"] == model.num_params()
-    assert meta["checkpoint"] == {"run_dir": str(trained_run.absolute()), "step": 1}
+    assert meta["checkpoint"] == {"run_dir": str(trained_run.absolute()), "step": 5} and step == 5
     assert meta["platforms"] == [jax.export.default_export_platform()]
 
 
 def test_multi_platform_export_runs_here(trained_run, tmp_path, network):
-    model, variables, config = network
+    model, variables, config, _ = network
     out = tmp_path / "multi.bin"
-    meta = export.export_checkpoint(trained_run / "checkpoints" / "1", out,
+    meta = export.export_checkpoint(trained_run / "checkpoints" / "5", out,
                                     platforms="cpu,cuda")
-    assert meta["platforms"] == ["cpu", "cuda"] and meta["checkpoint"]["step"] == 1
+    assert meta["platforms"] == ["cpu", "cuda"] and meta["checkpoint"]["step"] == 5
     exp = jax.export.deserialize(bytearray(out.read_bytes()))
     assert exp.platforms == ("cpu", "cuda")
-    obs = observations(config.game.game_config().observation_shape, 3, seed=7)
+    obs = observations(config.env().observation_shape, 3, seed=7)
     np.testing.assert_allclose(exp.call(obs)[1], model.apply(variables, obs)[1],
                                rtol=1e-5, atol=1e-5)
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearModel:
+    """A stand-in network for any observation shape: linear logits, tanh value."""
+
+    config: NetConfig = NetConfig(blocks=1, channels=1)
+
+    def apply(self, variables, obs):
+        w, b = variables
+        flat = obs.reshape(obs.shape[0], -1)
+        return flat @ w, jnp.tanh(flat.sum(-1) * b)
+
+    def num_params(self):
+        return 6 * 7 * 2 * 7 + 1
+
+
+def test_export_apply_and_metadata_for_another_game(tmp_path):
+    """Nothing Gomoku-specific: Connect Four's [6, 7, 2] planes and 7 actions, no plane names."""
+    env = gomoku_jax.make("pgx/connect_four")
+    model = LinearModel()
+    rng = np.random.default_rng(0)
+    variables = (rng.normal(size=(6 * 7 * 2, 7)).astype(np.float32), np.float32(0.1))
+    exp = export.export_apply(model.apply, variables, env.observation_shape)
+    assert exp.platforms == (jax.export.default_export_platform(),)
+    for b in BATCHES:
+        obs = observations(env.observation_shape, b, seed=20 + b)
+        logits, value = exp.call(obs)
+        assert logits.shape == (b, 7) and value.shape == (b,)
+        want_logits, want_value = model.apply(variables, obs)
+        np.testing.assert_allclose(logits, want_logits, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(value, want_value, rtol=1e-5, atol=1e-5)
+    network = types.SimpleNamespace(env=env, model=model, variables=variables,
+                                    run_dir=tmp_path, step=3)
+    meta = export.metadata(network, exp)
+    assert meta["game"] == env.describe() and meta["game"]["id"] == "pgx/connect_four"
+    assert meta["input"]["shape"] == ["b", 6, 7, 2] and meta["input"]["planes"] is None
+    assert meta["outputs"][0]["shape"] == ["b", 7] and meta["outputs"][1]["shape"] == ["b"]
+    assert meta["net"] == dataclasses.asdict(model.config) and meta["num_params"] == 589
+    assert meta["checkpoint"] == {"run_dir": str(tmp_path), "step": 3}
+    assert json.loads(json.dumps(meta)) == meta  # JSON as it is
 
 
 def test_platform_names():
@@ -145,7 +195,7 @@ def test_cli_errors(trained_run, exported, tmp_path, capsys):
     out = str(tmp_path / "x.bin")
     assert "does not exist" in error("--checkpoint", str(tmp_path / "missing"), "--out", out)
     assert "is not a run directory" in error("--checkpoint", str(tmp_path), "--out", out)
-    assert "has no checkpoint 9; it has [1]" in error("--checkpoint", str(trained_run),
+    assert "has no checkpoint 9; it has [3, 4, 5]" in error("--checkpoint", str(trained_run),
                                                       "--step", "9", "--out", out)
     assert "unknown platform" in error("--checkpoint", str(trained_run), "--out", out,
                                        "--platforms", "gpu")
@@ -167,7 +217,7 @@ def test_cli_errors(trained_run, exported, tmp_path, capsys):
                      "--force"]) == 0
     assert "obs float32[b, 7, 7, 5] -> logits float32[b, 49], value float32[b]" in \
         capsys.readouterr().out
-    assert export.load_metadata(lone)["checkpoint"]["step"] == 1
+    assert export.load_metadata(lone)["checkpoint"]["step"] == 5
 
 
 def test_load_exported_errors(tmp_path):

@@ -18,12 +18,15 @@ import pytest
 
 from gomoku_jax import cli
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.game.config import GameConfig
-from gomoku_jax.game.positions import winning_colours
-from gomoku_jax.game.random_play import random_legal_action
+from gomoku_jax.agents.specs import build_agent
+from gomoku_jax.cli import pbrain as pbrain_cli
+from gomoku_jax.games.gomoku.config import GameConfig
+from gomoku_jax.games.gomoku.env import Gomoku
+from gomoku_jax.games.gomoku.positions import winning_colours
+from gomoku_jax.games.random_play import random_legal_action
 from gomoku_jax.io import pbrain
 from gomoku_jax.io.pbrain import OPPONENT, OWN, PbrainEngine, rule_from_bitmask
-from gomoku_jax.io.player import TimedPlayer, choose_variant, variants
+from gomoku_jax.io.player import TimedPlayer, choose_variant, jitted_act, simulations, variants
 
 MOVE = re.compile(r"([0-9]{1,2}),([0-9]{1,2})")
 ALLOWED = re.compile(r'OK|[0-9]{1,2},[0-9]{1,2}|(ERROR|UNKNOWN|MESSAGE|DEBUG) [!-~][ -~]*'
@@ -204,7 +207,7 @@ def test_rule_exact5_via_info(random7):
     assert len(out) == 1 and "the game is over: the opponent has a winning line" in out[0]
     assert not e.board.any()  # the refused BOARD left the previous (empty) position
     assert send(e, "INFO rule 1") == [] and e.rule == "exact5"
-    assert e.player.prepared(GameConfig(7, 5, "exact5"))  # compiled when the INFO came
+    assert e.player.prepared(Gomoku(7, 5, "exact5"))  # compiled when the INFO came
     x, y = move_of(send(e, *lines))
     assert board_from(7, stones)[y, x] == 0
     assert send(e, "INFO rule 0") == [] and e.rule == "freestyle"
@@ -353,9 +356,13 @@ class CornerAgent(Agent):
 
 
 def test_variants_and_choice():
-    assert [v.num_simulations for v in variants(SimulatingAgent(64))] == [64, 16, 4]
-    assert [v.num_simulations for v in variants(SimulatingAgent(5))] == [5, 1]
-    assert [v.num_simulations for v in variants(SimulatingAgent(64), levels=1)] == [64]
+    sims = lambda agent, **kw: [v.num_simulations for v in variants(agent, **kw)]
+    assert sims(SimulatingAgent(num_simulations=64)) == [64, 16, 4]
+    assert sims(SimulatingAgent(num_simulations=5)) == [5, 1]
+    assert sims(SimulatingAgent(num_simulations=64), levels=1) == [64]
+    # the copies differ only in num_simulations (a bound agent stays bound)
+    bound = SimulatingAgent(num_simulations=64).bind(Gomoku(5, 4))
+    assert variants(bound)[1] == SimulatingAgent(Gomoku(5, 4), num_simulations=16)
     assert variants(CornerAgent()) == (CornerAgent(),)
     assert choose_variant([3.0, 1.0, 0.2], None) == 0
     assert choose_variant([3.0, 1.0, 0.2], 5.0) == 0
@@ -363,14 +370,42 @@ def test_variants_and_choice():
     assert choose_variant([3.0, 1.0, 0.2], 0.0) == 2
 
 
+def test_timed_player_keeps_compilations_and_estimates_per_env():
+    ticks = itertools.count()  # every clock reading is one second later
+    player = TimedPlayer(SimulatingAgent(num_simulations=8), levels=2,
+                         clock=lambda: float(next(ticks)))
+    assert [simulations(v) for v in player.variants] == [8, 2]
+    small, large = Gomoku(5, 4), Gomoku(6, 4)
+    key = jax.random.key(0)
+    assert player.prepare(small, key) == [1.0, 1.0] and player.prepared(small)
+    assert not player.prepared(large) and player.prepared(Gomoku(5, 4))  # equal envs: one
+    state = small.init(key)
+    played = player.move(small, state, None, key, budget_s=0.5)  # nothing fits: the cheapest
+    assert played.variant == 1 and played.seconds == 1.0 and played.info["value"] == 2
+    assert state.legal_action_mask[played.action]
+    played = player.move(small, state, None, key)  # no budget: the strongest
+    assert played.variant == 0 and played.info["value"] == 8
+    player._estimates[small][0] = 3.0
+    played = player.move(small, state, None, key, budget_s=2.5)
+    assert played.variant == 1 and player.estimates(small) == [3.0, 1.0]
+    # an env that was not prepared is prepared (compiled) by its first move
+    played = player.move(large, large.init(key), None, key, budget_s=None)
+    assert played.variant == 0 and player.prepared(large) and len(player.estimates(large)) == 2
+    assert player.estimates(small) == [3.0, 1.0]  # untouched by the other env
+    assert jitted_act(player.variants[0].bind(small)) is jitted_act(
+        SimulatingAgent(num_simulations=8).bind(Gomoku(5, 4)))  # shared between equal agents
+
+
 def test_time_budget_picks_cheaper_variants_without_compiling_on_the_clock():
     ticks = itertools.count()  # a clock on which every move takes one second
-    e = PbrainEngine(SimulatingAgent(64), clock=lambda: float(next(ticks)))
+    e = PbrainEngine(SimulatingAgent(num_simulations=64), clock=lambda: float(next(ticks)))
     assert send(e, "START 7") == ["OK"]
     player: TimedPlayer = e.player
     assert [v.num_simulations for v in player.variants] == [64, 16, 4]
-    compiled = [act._cache_size() for act in player._acts]
-    assert all(c >= 1 for c in compiled)
+    assert player.prepared(e.env) and len(player.estimates(e.env)) == 3
+    acts = player._acts[e.env]
+    compiled = [act._cache_size() for act in acts]
+    assert len(acts) == 3 and all(c >= 1 for c in compiled)
     move_of(send(e, "BEGIN"))  # no limits known: full strength
     assert e.last_move["num_simulations"] == 64 and e.last_move["value"] == 64
     assert e.last_move["budget_s"] is None
@@ -383,7 +418,25 @@ def test_time_budget_picks_cheaper_variants_without_compiling_on_the_clock():
     send(e, "INFO timeout_match 1000000", "INFO time_left 10")  # the match clock is short
     move_of(send(e, "TURN {},{}".format(*free_cell(e))))
     assert e.last_move["num_simulations"] == 4 and e.last_move["budget_s"] == 0.0
-    assert [act._cache_size() for act in player._acts] == compiled
+    assert [act._cache_size() for act in acts] == compiled and list(player._acts) == [e.env]
+
+
+@dataclasses.dataclass(frozen=True)
+class ConnectFourAgent(CornerAgent):
+    """An agent that plays another game only."""
+
+    name = "connect_four_only"
+    games = ("pgx/connect_four",)
+
+
+def test_engine_checks_the_agent_plays_gomoku():
+    with pytest.raises(ValueError, match=r"agent 'connect_four_only' plays "
+                                         r"\['pgx/connect_four'\], not 'gomoku'"):
+        PbrainEngine(ConnectFourAgent())
+    with pytest.raises(ValueError, match="rule must be one of"):
+        PbrainEngine("random", rule="renju")
+    with pytest.raises(ValueError, match="agent_config goes with an agent name"):
+        PbrainEngine(CornerAgent(), {"x": "1"})
 
 
 def test_illegal_agent_move_is_never_played():
@@ -533,24 +586,44 @@ def test_cli_help_and_bad_flags(capsys, tmp_path):
         (["--agent", "trained"], "give --checkpoint PATH"),
         (["--agent", "mcts", "--agent-config", "evaluator=network"],
          "uses evaluator=network, which needs a trained network"),
-        (["--agent-config", "nonsense=1"], "unknown config for agent 'heuristic'"),
-        (["--agent-config", "defence"], "takes KEY=VALUE"),
-        (["--agent-config", "defence=strong"], "expected a float"),
-        (["--agent-config", "patterns=1"], "nested config"),
-        (["--agent", "proximity_random", "--agent-config", "threshold=2"], "threshold"),
+        (["--agent-config", "nonsense=1"],
+         "unknown field 'nonsense' for agent 'heuristic'; valid fields: ['attack', 'defence',"),
+        (["--agent-config", "defence"], "--agent-config: 'defence' is not field=value"),
+        (["--agent-config", "defence=1", "--agent-config", "defence=2"],
+         "--agent-config: field 'defence' is given twice"),
+        (["--agent-config", "defence=strong"],
+         "agent 'heuristic' field 'defence' takes a float, got 'strong'"),
+        (["--agent-config", "patterns=1"], "'patterns' is a nested config"),
+        (["--agent", "mcts", "--agent-config", "greedy=maybe"],
+         "field 'greedy' takes a bool, got 'maybe'"),
+        (["--agent", "proximity_random", "--agent-config", "threshold=2"],
+         "threshold must be in [0, 1], got 2.0"),
         (["--levels", "0"], "--levels must be >= 1"),
     ]:
         with pytest.raises(SystemExit) as e:
             cli.main(["pbrain", *argv])
-        assert message in str(e.value.code), (argv, e.value.code)
+        text = str(e.value.code)
+        assert text.startswith("error: "), (argv, text)
+        for part in (message,) if isinstance(message, str) else message:
+            assert part in text, (argv, text)
 
 
-def test_parse_agent_config():
-    config = pbrain.parse_agent_config("heuristic", ["defence=1.25", "attack = 2"])
-    assert config == {"defence": 1.25, "attack": 2.0}
-    assert isinstance(config["attack"], float)
+def test_agent_config():
+    config = pbrain_cli.agent_config(["defence=1.25", "attack = 2"])
+    assert config == {"defence": "1.25", "attack": "2"}  # text: the agent's fields convert it
     engine = PbrainEngine("heuristic", config)
-    assert engine.agent.defence == 1.25
+    assert engine.agent.defence == 1.25 and engine.agent.attack == 2.0
+    assert isinstance(engine.agent.attack, float)
+    # a field of the agent's search config, by its bare name
+    agent = build_agent("mcts", pbrain_cli.agent_config(["greedy=false", "num_simulations=3"]))
+    assert agent.search.greedy is False and agent.num_simulations == 3
+    assert PbrainEngine(agent).agent is agent
+    for pairs, message in [(["defence"], "--agent-config: 'defence' is not field=value"),
+                           (["=1"], "--agent-config: '=1' is not field=value"),
+                           (["defence=1", " defence = 2"],
+                            "--agent-config: field 'defence' is given twice")]:
+        with pytest.raises(ValueError, match=message):
+            pbrain_cli.agent_config(pairs)
 
 
 def test_python_dash_m_pbrain_session():

@@ -48,7 +48,7 @@ def random_obs(n: int, batch: int, seed: int) -> jax.Array:
 @pytest.fixture(scope="module")
 def tiny7():
     """(model, variables, jitted apply, jitted apply_train) for the tiny net on 7×7."""
-    model = PolicyValueModel(NET_PRESETS["tiny"], board_size=7, in_planes=PLANES)
+    model = PolicyValueModel(NET_PRESETS["tiny"], (7, 7, PLANES), 7 * 7)
     variables = model.init(jax.random.key(0))
     return model, variables, jax.jit(model.apply), jax.jit(model.apply_train)
 
@@ -57,7 +57,7 @@ def tiny7():
 @pytest.mark.parametrize("n", [7, 9])
 def test_shapes_dtypes_and_parameter_count(preset, n):
     cfg = NET_PRESETS[preset]
-    model = PolicyValueModel(cfg, board_size=n, in_planes=PLANES)
+    model = PolicyValueModel(cfg, (n, n, PLANES), n * n)
     variables = model.init(jax.random.key(1))
     logits, value = jax.jit(model.apply)(variables, random_obs(n, 3, n))
     assert logits.shape == (3, n * n) and logits.dtype == jnp.float32
@@ -75,7 +75,7 @@ def test_shapes_dtypes_and_parameter_count(preset, n):
 
 def test_parameter_count_with_feature_plane_and_custom_sizes():
     cfg = NetConfig(blocks=0, channels=3, head_channels=2, value_hidden=5)
-    model = PolicyValueModel(cfg, board_size=5, in_planes=6)
+    model = PolicyValueModel(cfg, (5, 5, 6), 5 * 5)
     assert model.num_params() == closed_form_params(cfg, 5, 6)
     # by hand, in full: 9·6·3 + 6 | 0 blocks | 2·(3·2 + 4) | 2·25·25 + 25 | 2·25·5 + 5 + 5 + 1
     assert model.num_params() == 168 + 20 + 1275 + 261
@@ -135,7 +135,7 @@ def test_apply_train_uses_batch_statistics(tiny7):
 
 def test_bfloat16_runs_and_returns_float32():
     cfg = dataclasses.replace(NET_PRESETS["tiny"], dtype="bfloat16")
-    model = PolicyValueModel(cfg, board_size=7, in_planes=PLANES)
+    model = PolicyValueModel(cfg, (7, 7, PLANES), 7 * 7)
     variables = model.init(jax.random.key(0))
     assert all(x.dtype == jnp.float32 for x in jax.tree.leaves(variables))
     obs = random_obs(7, 4, 6)
@@ -146,7 +146,7 @@ def test_bfloat16_runs_and_returns_float32():
     assert tl.dtype == jnp.float32 and tv.dtype == jnp.float32
     assert all(x.dtype == jnp.float32 for x in jax.tree.leaves(stats))
     # close to the float32 network with the same variables
-    ref = PolicyValueModel(NET_PRESETS["tiny"], board_size=7, in_planes=PLANES)
+    ref = PolicyValueModel(NET_PRESETS["tiny"], (7, 7, PLANES), 7 * 7)
     rl, rv = jax.jit(ref.apply)(variables, obs)
     np.testing.assert_allclose(logits, rl, atol=0.1 * float(np.max(np.abs(rl))) + 0.05)
 
@@ -157,7 +157,7 @@ def test_abstract_vars_match_init(tiny7):
     assert jax.tree.structure(abstract) == jax.tree.structure(variables)
     for a, x in zip(jax.tree.leaves(abstract), jax.tree.leaves(variables)):
         assert a.shape == x.shape and a.dtype == x.dtype
-    assert hash(model) == hash(PolicyValueModel(NET_PRESETS["tiny"], 7, PLANES))
+    assert hash(model) == hash(PolicyValueModel(NET_PRESETS["tiny"], (7, 7, PLANES), 7 * 7))
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -177,8 +177,23 @@ def test_net_config_rejects_bad_values(kwargs, message):
 
 
 def test_presets_are_valid_and_ordered():
-    sizes = [PolicyValueModel(NET_PRESETS[p], 9, PLANES).num_params()
+    sizes = [PolicyValueModel(NET_PRESETS[p], (9, 9, PLANES), 9 * 9).num_params()
              for p in ("tiny", "small", "medium", "seed")]
     assert sizes == sorted(sizes)
     assert NET_PRESETS["seed"] == NetConfig()
     assert (NetConfig().blocks, NetConfig().channels) == (10, 128)
+
+
+def test_any_game_with_grid_observations():
+    """The logits are the game's actions, not N² (connect_four: 6×7×2 planes, 7 columns)."""
+    import gomoku_jax
+
+    env = gomoku_jax.make("pgx/connect_four")
+    model = PolicyValueModel.for_env(NET_PRESETS["tiny"], env)
+    assert model.observation_shape == (6, 7, 2) and model.num_actions == 7
+    variables = model.init(jax.random.key(0))
+    states = jax.vmap(env.init)(jax.random.split(jax.random.key(1), 3))
+    logits, value = jax.jit(model.apply)(variables, jax.vmap(env.observe)(states))
+    assert logits.shape == (3, 7) and value.shape == (3,)
+    with pytest.raises(ValueError, match=r"observations of shape \[H, W, C\]"):
+        PolicyValueModel(NET_PRESETS["tiny"], (42,), 7)

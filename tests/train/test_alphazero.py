@@ -1,6 +1,8 @@
 """The AlphaZero run (`gomoku_jax.train.alphazero`, `.loop`, `.checkpoint`): a killed and
-resumed run reproduces the uninterrupted one exactly, 8 devices compute what 1 does, the
-run directory's files, and bad inputs."""
+resumed run reproduces the uninterrupted one exactly (its arena's "previous" network
+included), a finished run is left alone or extended, checkpoints are saved by leaf name and
+record their env, 8 devices compute what 1 does, one iteration runs on pgx's connect_four,
+and bad inputs."""
 
 from __future__ import annotations
 
@@ -14,15 +16,20 @@ import textwrap
 
 import jax
 import numpy as np
+import orbax.checkpoint as ocp
 import pytest
+from flax import struct
 
 from gomoku_jax.train import checkpoint, loop
 from gomoku_jax.train.alphazero import AlphaZero, make_mesh
-from gomoku_jax.train.config import override, preset
+from gomoku_jax.train.config import override
+from gomoku_jax.train.presets import preset
 
-# The test preset without the tactical mix-in, the arena only at the end, against random.
-CFG = override(preset("test"), ["replay.tactical_fraction=0", "eval.every=0",
-                                "eval.opponents=random", "run.iterations=3"])
+from conftest import trained_config
+
+# The session's shared run (conftest): the test preset without synthetic examples, 5
+# iterations, the arena every 2 (and at the end) against random and the previous network.
+CFG = trained_config()
 TIMING = ("seconds", "games_per_second", "positions_per_second")
 
 
@@ -31,57 +38,84 @@ def metrics(run_dir: pathlib.Path) -> list[dict]:
     return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
 
 
-def final_state(run_dir: pathlib.Path):
+def final_state(run_dir: pathlib.Path, config=CFG):
+    """(TrainState, previous network, its iteration) of the run's latest checkpoint."""
+    trainer = AlphaZero(config)
     mgr = checkpoint.manager(run_dir, read_only=True)
-    return jax.device_get(checkpoint.restore_state(mgr, AlphaZero(CFG).abstract_state()))
+    return jax.device_get(checkpoint.restore_state(mgr, trainer.abstract_state(),
+                                                   trainer.model, trainer.env))
+
+
+def assert_trees_equal(a, b):
+    leaves_a, tree_a = jax.tree.flatten(a)
+    leaves_b, tree_b = jax.tree.flatten(b)
+    assert tree_a == tree_b
+    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree.flatten_with_path(a)[0]]
+    differ = [p for p, x, y in zip(paths, leaves_a, leaves_b) if not np.array_equal(x, y)]
+    assert not differ, f"leaves that differ: {differ}"
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """An uninterrupted 3-iteration run, and the same run stopped after iteration 2 and
-    'killed' between iteration 2's metrics line and its checkpoint (and in the middle of
-    writing another line), then resumed by a new `train` call: it restarts from
-    checkpoint 1, whose self-play games are mid-game, redoes iteration 2 and finishes."""
-    root = tmp_path_factory.mktemp("alphazero")
-    a, b = root / "straight", root / "resumed"
-    summary_a = loop.train(CFG, a, progress=False)
-    loop.train(CFG, b, progress=False, stop_after=2)
-    assert checkpoint.manager(b, read_only=True).latest_step() == 2
-    assert json.loads((b / loop.SUMMARY_FILE).read_text())["finished"] is False
-    shutil.rmtree(b / checkpoint.CHECKPOINT_DIR / "2")
+def runs(tmp_path_factory, trained_run):
+    """An uninterrupted 5-iteration run (the session's `trained_run`), and the same run
+    stopped after iteration 4 and
+    'killed' between iteration 4's metrics line and its checkpoint (and in the middle of
+    writing another line), then resumed by a new `train` call. It restarts from checkpoint
+    3, whose self-play games are mid-game and whose arena "previous" is the network of
+    iteration 2 (the last evaluation), redoes iteration 4 (evaluated against that network)
+    and finishes."""
+    a, b = trained_run, tmp_path_factory.mktemp("alphazero") / "resumed"
+    summary_a = json.loads((a / loop.SUMMARY_FILE).read_text())
+    loop.train(CFG, b, progress=False, stop_after=4)
+    assert checkpoint.manager(b, read_only=True).latest_step() == 4
+    assert not (b / loop.SUMMARY_FILE).exists()  # the run did not finish
+    shutil.rmtree(b / checkpoint.CHECKPOINT_DIR / "4")
     with (b / loop.METRICS_FILE).open("a") as f:
-        f.write('{"iteration": 3, "loss": 0.1')
-    assert checkpoint.manager(b, read_only=True).latest_step() == 1
+        f.write('{"iteration": 5, "loss": 0.1')
+    assert checkpoint.manager(b, read_only=True).latest_step() == 3
     summary_b = loop.train(CFG, b, progress=False)
     return a, b, summary_a, summary_b
 
 
 def test_resumed_run_equals_uninterrupted_run(runs):
     a, b, summary_a, summary_b = runs
-    state_a, state_b = final_state(a), final_state(b)
-    assert int(state_a.iteration) == int(state_b.iteration) == 3
+    (state_a, previous_a, it_a), (state_b, previous_b, it_b) = final_state(a), final_state(b)
+    assert int(state_a.iteration) == int(state_b.iteration) == 5
     assert int(state_a.sgd_steps) > 0, "no SGD step was taken: the test would be vacuous"
-    leaves_a, tree_a = jax.tree.flatten(state_a)
-    leaves_b, tree_b = jax.tree.flatten(state_b)
-    assert tree_a == tree_b
-    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree.flatten_with_path(state_a)[0]]
-    differ = [p for p, x, y in zip(paths, leaves_a, leaves_b) if not np.array_equal(x, y)]
-    assert not differ, f"leaves that differ after resuming: {differ}"
-    # the metrics: one line per iteration, identical but for wall-clock timings
+    assert_trees_equal(state_a, state_b)
+    assert_trees_equal(previous_a, previous_b)
+    assert it_a == it_b == 5
+    # the metrics: one line per iteration, identical but for wall-clock timings, the arena
+    # of iteration 4 (against the network of iteration 2, restored from checkpoint 3) too
     ma, mb = metrics(a), metrics(b)
-    assert [m["iteration"] for m in ma] == [1, 2, 3] == [m["iteration"] for m in mb]
+    assert [m["iteration"] for m in ma] == [1, 2, 3, 4, 5] == [m["iteration"] for m in mb]
     assert ma == mb
+    assert [m.get("previous_iteration") for m in ma] == [None, 2, None, 4, 5]
+    assert set(ma[3]["arena"]) == {"random", "previous"}
     assert sum(m["trained"] for m in ma) >= 1 and ma[-1]["loss"] > 0
-    # the same arena games (same key, same network)
     assert summary_a["arena"] == summary_b["arena"]
 
 
+def test_checkpoints_keep_the_previous_network_of_the_last_evaluation(runs):
+    a, _, _, _ = runs
+    trainer = AlphaZero(CFG)
+    mgr = checkpoint.manager(a, read_only=True)
+    state3, previous3, it3 = checkpoint.restore_state(mgr, trainer.abstract_state(),
+                                                      trainer.model, trainer.env, step=3)
+    assert it3 == 2  # evaluated at 2, checkpointed at 3
+    # iteration 3's network is not the previous one: it moved on after the evaluation
+    assert not all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(previous3),
+                                                        jax.tree.leaves(state3.variables)))
+
+
 def test_summary_json_shape(runs):
-    a, _, summary_a, _ = runs
+    a, _, _, summary_b = runs
     summary = json.loads((a / loop.SUMMARY_FILE).read_text())
-    assert summary == summary_a
-    assert set(summary) >= {"arena", "wall_seconds"}
-    assert set(summary["arena"]) == {"random"}
+    assert {k: v for k, v in summary.items() if k != "wall_seconds"} == {
+        k: v for k, v in summary_b.items() if k != "wall_seconds"}
+    assert set(summary) >= {"arena", "wall_seconds", "env", "package_version"}
+    assert summary["env"]["id"] == "gomoku" and summary["env"]["version"] == "v1"
+    assert set(summary["arena"]) == {"random", "previous"}
     r = summary["arena"]["random"]
     assert set(r) >= {"score", "wins", "losses", "draws"}
     assert all(isinstance(r[k], int) for k in ("wins", "losses", "draws"))
@@ -89,25 +123,104 @@ def test_summary_json_shape(runs):
     assert total >= CFG.eval.games
     assert r["score"] == pytest.approx((r["wins"] + 0.5 * r["draws"]) / total)
     assert isinstance(summary["wall_seconds"], float) and summary["wall_seconds"] > 0
-    assert summary["iterations"] == 3 and summary["finished"] is True
-    # the arena is also in the last metrics line
+    assert summary["iterations"] == 5 and summary["finished"] is True
     assert metrics(a)[-1]["arena"] == summary["arena"]
     assert json.loads((a / checkpoint.CONFIG_FILE).read_text()) == json.loads(CFG.to_json())
     assert checkpoint.load_config(a) == CFG
-    # checkpoint_every=1, keep 3: steps 1..3 are all there
-    assert sorted(checkpoint.manager(a, read_only=True).all_steps()) == [1, 2, 3]
+    # checkpoint_every=1, keep 3: steps 3..5 are there
+    assert sorted(checkpoint.manager(a, read_only=True).all_steps()) == [3, 4, 5]
+
+
+def test_a_finished_run_is_left_alone_or_extended(runs, tmp_path):
+    a, _, _, _ = runs
+    run = tmp_path / "run"
+    shutil.copytree(a, run)
+    before = (run / loop.SUMMARY_FILE).read_text()
+    lines = (run / loop.METRICS_FILE).read_text()
+    again = loop.train(CFG, run, progress=False)
+    assert again["already_finished"] is True and again["iterations"] == 5
+    assert (run / loop.SUMMARY_FILE).read_text() == before  # not overwritten
+    assert (run / loop.METRICS_FILE).read_text() == lines
+    # --resume --set run.iterations=6: one more iteration, a new summary
+    longer = override(CFG, ["run.iterations=6"])
+    extended = loop.train(longer, run, progress=False)
+    assert extended["iterations"] == 6 and extended["finished"] and "already_finished" not in \
+        extended
+    assert json.loads((run / loop.SUMMARY_FILE).read_text())["iterations"] == 6
+    assert [m["iteration"] for m in metrics(run)] == [1, 2, 3, 4, 5, 6]
+    assert checkpoint.load_config(run) == longer
+    with pytest.raises(ValueError, match=r"holds a run with a different config \(optim\."):
+        loop.train(override(longer, ["optim.learning_rate=0.5"]), run, progress=False)
+
+
+def test_checkpoints_save_leaves_by_name(runs, tmp_path):
+    a, _, _, _ = runs
+    tree = ocp.StandardCheckpointHandler().metadata(
+        a / checkpoint.CHECKPOINT_DIR / "5" / "state").tree
+    assert set(tree) == {"params", "batch_stats", "opt_state", "buffer", "games", "pending",
+                         "key", "iteration", "sgd_steps"}
+    assert "stem_conv" in tree["params"] and "board" in tree["games"]
+
+    # What that buys: fields that swap places still load by name; a renamed field fails
+    # loudly (orbax's pytree structure, as TrainState is saved).
+    @struct.dataclass
+    class AB:
+        a: jax.Array
+        b: jax.Array
+
+    @struct.dataclass
+    class BA:
+        b: jax.Array
+        a: jax.Array
+
+    @struct.dataclass
+    class AC:
+        a: jax.Array
+        c: jax.Array
+
+    mgr = ocp.CheckpointManager(tmp_path / "swap", item_names=("state",), options=
+                                ocp.CheckpointManagerOptions(enable_async_checkpointing=False))
+    mgr.save(1, args=ocp.args.Composite(state=ocp.args.StandardSave(
+        AB(np.zeros(3, np.float32), np.ones(3, np.float32)))))
+    spec = jax.ShapeDtypeStruct((3,), np.float32)
+    swapped = mgr.restore(1, args=ocp.args.Composite(
+        state=ocp.args.StandardRestore(BA(spec, spec))))["state"]
+    assert np.all(swapped.a == 0) and np.all(swapped.b == 1)
+    with pytest.raises(ValueError, match="2 array.s. differ, e.g. b: saved .*; c: saved "
+                                         "nothing"):
+        checkpoint.check_saved(tmp_path / "swap" / "1" / "state", AC(spec, spec), "renamed")
+
+
+def test_checkpoints_record_their_env_and_refuse_another_version(runs, tmp_path):
+    a, _, _, _ = runs
+    meta = json.loads((a / checkpoint.CHECKPOINT_DIR / "5" / "meta" / "metadata").read_text())
+    assert meta["env"] == AlphaZero(CFG).env.describe()
+    assert meta["package_version"] and meta["iteration"] == 5
+    copy = tmp_path / "old"
+    shutil.copytree(a, copy)
+    meta_file = copy / checkpoint.CHECKPOINT_DIR / "5" / "meta" / "metadata"
+    meta["env"]["version"] = "v0"
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="made for gomoku version 'v0'.*retrain"):
+        checkpoint.load_network(copy)
+    with pytest.raises(ValueError, match="made for gomoku version 'v0'"):
+        loop.train(override(CFG, ["run.iterations=6"]), copy, progress=False)
+    meta["env"]["id"] = "pgx/connect_four"
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="made for game 'pgx/connect_four', not 'gomoku'"):
+        checkpoint.load_network(copy)
 
 
 def test_load_network_from_run_checkpoints_and_step_dirs(runs):
     a, _, _, _ = runs
-    state = final_state(a)
-    for path, step in ((a, None), (a / "checkpoints", None), (a / "checkpoints" / "3", None),
-                       (a, 3)):
-        model, variables, config = checkpoint.load_network(path, step)
-        assert config == CFG and model == AlphaZero(CFG).model
+    state, _, _ = final_state(a)
+    for path, step in ((a, None), (a / "checkpoints", None), (a / "checkpoints" / "5", None),
+                       (a, 5)):
+        model, variables, config, got = checkpoint.load_network(path, step)
+        assert config == CFG and model == AlphaZero(CFG).model and got == 5
         for x, y in zip(jax.tree.leaves(variables), jax.tree.leaves(state.variables)):
             np.testing.assert_array_equal(x, y)
-    _, older, _ = checkpoint.load_network(a / "checkpoints" / "1")
+    _, older, _, _ = checkpoint.load_network(a / "checkpoints" / "3")
     assert not all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(older.params),
                                                         jax.tree.leaves(state.params)))
 
@@ -115,9 +228,9 @@ def test_load_network_from_run_checkpoints_and_step_dirs(runs):
 def test_bad_inputs(runs, tmp_path):
     a, _, _, _ = runs
     other = override(CFG, ["run.seed=5"])
-    with pytest.raises(ValueError, match="holds a run with a different config"):
+    with pytest.raises(ValueError, match=r"holds a run with a different config \(run\.seed"):
         loop.train(other, a, progress=False)
-    with pytest.raises(ValueError, match="unknown config key 'run.bogus'"):
+    with pytest.raises(ValueError, match="unknown field 'bogus'"):
         override(CFG, ["run.bogus=1"])
     with pytest.raises(ValueError, match="does not exist"):
         checkpoint.load_network(tmp_path / "nowhere")
@@ -127,15 +240,16 @@ def test_bad_inputs(runs, tmp_path):
         checkpoint.load_network(a, 7)
     # a checkpoint restored into another config's state shape: a clear error up front
     bigger = override(CFG, ["net.channels=8"])
+    trainer = AlphaZero(bigger)
     with pytest.raises(ValueError, match=r"does not match this config's train state: \d+ "
-                                         r"array\(s\) differ, e.g. leaf_"):
+                                         r"array\(s\) differ, e.g. batch_stats/"):
         checkpoint.restore_state(checkpoint.manager(a, read_only=True),
-                                 AlphaZero(bigger).abstract_state())
+                                 trainer.abstract_state(), trainer.model, trainer.env)
     # a run whose config.json no longer fits its checkpoints
     copy = tmp_path / "edited"
     shutil.copytree(a, copy)
     checkpoint.save_config(copy, bigger)
-    with pytest.raises(ValueError, match=r"checkpoint 3 in .* does not match its config: "
+    with pytest.raises(ValueError, match=r"checkpoint 5 in .* does not match its config: "
                                          r"\d+ array\(s\) differ, e.g. batch_stats/"):
         checkpoint.load_network(copy)
     with pytest.raises(ValueError, match="unknown agent|agent"):
@@ -143,6 +257,22 @@ def test_bad_inputs(runs, tmp_path):
                    progress=False)
     with pytest.raises(ValueError, match="only 1 device"):
         make_mesh(len(jax.devices()) + 1)
+    with pytest.raises(ValueError, match="generates no synthetic examples"):
+        AlphaZero(override(CFG, ["game.id=pgx", "replay.synthetic_fraction=0.5"]))
+
+
+def test_one_iteration_on_connect_four():
+    """Self-play, the buffer and SGD steps on pgx's connect_four, through the same code."""
+    config = override(CFG, ["game.id=pgx", "game.env_id=connect_four", "selfplay.moves=12",
+                            "replay.min_size=4"])
+    trainer = AlphaZero(config)
+    assert trainer.env.id == "pgx/connect_four" and trainer.model.num_actions == 7
+    state = trainer.init()
+    state, m = trainer.iteration(state)
+    m = jax.device_get(m)
+    assert int(state.iteration) == 1 and m["games"] > 0 and m["trained"] == 1.0
+    assert m["samples_kept"] == int(state.buffer.size) > 0 and np.isfinite(m["loss"])
+    assert int(state.sgd_steps) == config.optim.sgd_steps
 
 
 MULTI_DEVICE = textwrap.dedent("""
@@ -152,11 +282,12 @@ MULTI_DEVICE = textwrap.dedent("""
     compilation_cache.enable()
     from gomoku_jax.train import learner
     from gomoku_jax.train.alphazero import AlphaZero, make_mesh
-    from gomoku_jax.train.config import override, preset
+    from gomoku_jax.train.config import override
+    from gomoku_jax.train.presets import preset
 
     assert len(jax.devices()) == 8, jax.devices()
     # 10 moves: games end in the first iteration, so both iterations train
-    base = override(preset("test"), ["replay.tactical_fraction=0", "selfplay.games=8",
+    base = override(preset("test"), ["replay.synthetic_fraction=0", "selfplay.games=8",
                                      "selfplay.moves=10", "optim.batch_size=16",
                                      "run.iterations=2"])
     out = {"errors": {}}
@@ -211,7 +342,7 @@ MULTI_DEVICE = textwrap.dedent("""
 
     def grads(trainer, params, stats, buffer, key):
         batch = trainer.training_batch(buffer, key)
-        obs, legal = learner.batch_inputs(batch)
+        obs, legal = learner.batch_inputs(trainer.env, batch)
         def loss(p):
             return learner.losses(trainer.model, p, stats, obs, legal, batch.policy,
                                   batch.value, batch.weight, batch.value_weight, 1.0)[0].loss
@@ -242,8 +373,9 @@ def test_eight_devices_match_one_device(tmp_path):
     1e-8 in g moves it by a good part of lr. Those few entries (a handful of 400K) must
     still be within 2 * lr per SGD step of each other.
     """
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
-           "JAX_PLATFORMS": "cpu"}
+    env = {**os.environ, "JAX_PLATFORMS": "cpu",
+           "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} "
+                        f"--xla_force_host_platform_device_count=8"}
     proc = subprocess.run([sys.executable, "-c", MULTI_DEVICE], env=env, capture_output=True,
                           text=True, cwd=tmp_path, timeout=600)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT")]

@@ -1,5 +1,6 @@
-"""D4 augmentation of training samples (`gomoku_jax.train.augment`): the observation made
-after the transform and the transformed policy target stay aligned."""
+"""Symmetry augmentation of training samples (`gomoku_jax.train.augment`): on Gomoku (D4)
+the observation made after the transform and the transformed policy target stay aligned;
+a game without symmetries is left as it is."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import numpy as np
 import pytest
 
 import gomoku_jax
-from gomoku_jax.game import symmetry
-from gomoku_jax.game.observe import observe
+from gomoku_jax.games import symmetry
+from gomoku_jax.games.gomoku.observe import observe
 from gomoku_jax.train import augment
 from gomoku_jax.train.samples import Sample
 
@@ -40,9 +41,12 @@ def make_samples(states, policy) -> Sample:
                   weight=ones, value_weight=ones)
 
 
+ENV = gomoku_jax.make("gomoku", board_size=N, win_length=K)
+
+
 @jax.jit
 def _augment_and_observe(samples, key):
-    out = augment.augment(samples, key)
+    out = augment.augment(ENV, samples, key)
     return out, observe(out.state), out.state.legal_action_mask
 
 
@@ -149,14 +153,13 @@ def test_observe_commutes_with_transform_state(observation, plane):
 
     @jax.jit
     def both(states, g):
-        lhs = observe(jax.vmap(symmetry.transform_state, in_axes=(0, None))(states, g))
-        rhs = jax.vmap(symmetry.transform_observation, in_axes=(0, None))(observe(states), g)
-        moved = jax.vmap(symmetry.transform_state, in_axes=(0, None))(states, g)
-        legal = jax.vmap(symmetry.transform_policy, in_axes=(0, None))(
-            states.legal_action_mask, g)
+        moved = jax.vmap(env.transform_state, in_axes=(0, None))(states, g)
+        lhs = observe(moved)
+        rhs = jax.vmap(env.transform_observation, in_axes=(0, None))(observe(states), g)
+        legal = symmetry.transform_policy(env, states.legal_action_mask, g)
         return lhs, rhs, moved.legal_action_mask, legal
 
-    for g in range(symmetry.NUM_SYMMETRIES):
+    for g in range(symmetry.NUM_D4):
         lhs, rhs, legal_moved, legal_transformed = both(states, jnp.int32(g))
         np.testing.assert_allclose(lhs, rhs, atol=1e-6, err_msg=f"g={g}")
         np.testing.assert_array_equal(legal_moved, legal_transformed, err_msg=f"g={g}")
@@ -167,12 +170,21 @@ def test_transform_sample_identity_and_inverse():
     rng = np.random.default_rng(7)
     samples = make_samples(states, rng.uniform(size=(B, N * N)))
     one = jax.tree.map(lambda x: x[0], samples)
-    transform = jax.jit(augment.transform_sample)
+    transform = jax.jit(lambda s, g: augment.transform_sample(env, s, g))
     same = transform(one, jnp.int32(0))
     for a, b in zip(jax.tree.leaves(same), jax.tree.leaves(one)):
         np.testing.assert_array_equal(a, b)
     for g in range(8):
         there = transform(one, jnp.int32(g))
-        back = transform(there, symmetry.inverse(g))
+        back = transform(there, symmetry.d4_inverse(g))
         for a, b in zip(jax.tree.leaves(back), jax.tree.leaves(one)):
             np.testing.assert_array_equal(a, b)
+
+
+def test_a_game_without_symmetries_is_left_as_it_is():
+    env = gomoku_jax.make("pgx/connect_four")
+    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 4))
+    samples = make_samples(states, np.full((4, 7), 1 / 7))
+    out = augment.augment(env, samples, jax.random.key(1))
+    for a, b in zip(jax.tree.leaves(out), jax.tree.leaves(samples)):
+        np.testing.assert_array_equal(a, b)

@@ -181,7 +181,7 @@ def fixed_batch():
 
 def test_loss_falls_on_a_fixed_batch(fixed_batch):
     env, batch = fixed_batch
-    model = PolicyValueModel(NET_PRESETS["tiny"], N, env.config.num_planes)
+    model = PolicyValueModel.for_env(NET_PRESETS["tiny"], env)
     variables = model.init(jax.random.key(0))
     # A warm-up: a first full-size Adam step (lr >= 3e-3) drives the wide value head's tanh
     # into saturation, where its gradient is 0 and the value loss stays put.
@@ -193,7 +193,7 @@ def test_loss_falls_on_a_fixed_batch(fixed_batch):
     def train(params, stats):
         def body(carry, _):
             p, s, o = carry
-            p, s, o, parts, norm = learner.sgd_step(model, optimizer, 1.0, p, s, o, batch)
+            p, s, o, parts, norm = learner.sgd_step(env, model, optimizer, 1.0, p, s, o, batch)
             return (p, s, o), (parts.loss, parts.policy_loss, parts.value_loss, norm)
 
         return jax.lax.scan(body, (params, stats, optimizer.init(params)), None, length=30)

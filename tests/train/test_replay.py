@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gomoku_jax.game import rules
-from gomoku_jax.game.config import GameConfig
+from gomoku_jax.games.gomoku import rules
+from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.train import replay
 from gomoku_jax.train.samples import Sample
 

@@ -1,7 +1,11 @@
-"""On-device self-play (`gomoku_jax.train.selfplay`): search policies, value targets and
-validity checked against an independent NumPy replay of the recorded games."""
+"""On-device self-play (`gomoku_jax.train.selfplay`): every position of every finished game
+is written, with its game's result from its mover's view, checked against an independent
+NumPy replay of the recorded games over several calls (games longer than one window
+included); positions of running games wait in the pending trajectories."""
 
 from __future__ import annotations
+
+import collections
 
 import jax
 import jax.numpy as jnp
@@ -9,126 +13,152 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gomoku_jax.game.positions import winning_colours
-from gomoku_jax.game.state import BLACK
+import gomoku_jax
+from gomoku_jax.games.gomoku.positions import winning_colours
+from gomoku_jax.games.gomoku.state import BLACK
 from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
+from gomoku_jax.search import PUCT
 from gomoku_jax.search.evaluators import NetworkEvaluator
-from gomoku_jax.search.mcts import SearchConfig
 from gomoku_jax.train import selfplay
-from gomoku_jax.train.config import GameSection
 
-GAME = GameSection(board_size=7, win_length=4).game_config()
-N, B, T, SIMS = GAME.board_size, 8, 30, 8
+ENV = gomoku_jax.make("gomoku", board_size=7, win_length=4, observation="canonical")
+N, B, T, SIMS, CALLS = 7, 8, 6, 4, 6
+L = ENV.max_game_length
 
 
 @pytest.fixture(scope="module")
 def run():
-    """One `selfplay.play` call (8 games × 30 moves) with a fresh tiny network, on host."""
-    model = PolicyValueModel(NET_PRESETS["tiny"], N, GAME.num_planes)
+    """CALLS self-play calls of T moves on B boards (games last longer than one call), with
+    a fresh tiny network: per call (samples, valid, stats, pending), and the final games."""
+    model = PolicyValueModel.for_env(NET_PRESETS["tiny"], ENV)
     variables = model.init(jax.random.key(0))
-    games = selfplay.new_games(GAME, jax.random.key(1), B)
+    games = selfplay.new_games(ENV, jax.random.key(1), B)
+    pending = selfplay.empty_pending(ENV, games)
     play = jax.jit(selfplay.play, static_argnums=(0, 1, 2, 3, 4))
-    after, samples, valid, stats = play(NetworkEvaluator(model.apply), SearchConfig(), SIMS,
-                                        "muzero", T, variables, games, jax.random.key(2))
-    return jax.device_get((after, samples, valid, stats))
+    calls = []
+    for i in range(CALLS):
+        games, pending, samples, valid, stats = play(
+            ENV, PUCT(), NetworkEvaluator(model), SIMS, T, variables, games, pending,
+            jax.random.key(10 + i))
+        calls.append(jax.device_get((samples, valid, stats, pending)))
+    return calls, jax.device_get(games)
 
 
-def column(samples, b):
-    """Column b of the time-major [T*B] record, as a list of per-move dicts."""
+def positions_of(samples, index):
+    s = samples.state
+    return dict(board=s.board[index], colour=int(s.color[index]),
+                move_count=int(s.move_count[index]), policy=samples.policy[index],
+                value=float(samples.value[index]))
+
+
+def replay(calls, final):
+    """Per board, the positions the moves were played from, in order, split into games by
+    the boards alone: [(positions, finished, winner colour or 0)]."""
+    per_board = [[] for _ in range(B)]
+    for samples, _, _, _ in calls:
+        for t in range(L, L + T):  # the window's own records follow the L pending slots
+            for b in range(B):
+                per_board[b].append(positions_of(samples, t * B + b))
     out = []
-    for t in range(T):
-        i = t * B + b
-        out.append(dict(board=samples.state.board[i], color=int(samples.state.color[i]),
-                        player=int(samples.state.black_player[i] if samples.state.color[i] == BLACK
-                                   else 1 - samples.state.black_player[i]),
-                        move_count=int(samples.state.move_count[i]),
-                        policy=samples.policy[i], value=float(samples.value[i]), index=i))
+    for b in range(B):
+        seq = per_board[b] + [dict(board=final.board[b], move_count=int(final.move_count[b]))]
+        games, start = [], 0
+        for t in range(len(seq) - 1):
+            if seq[t + 1]["move_count"] != 0:  # the game went on: one more stone
+                assert seq[t + 1]["move_count"] == seq[t]["move_count"] + 1
+                continue
+            board, colour = seq[t]["board"], seq[t]["colour"]
+            empty = np.flatnonzero(board.reshape(-1) == 0)
+            wins = [colour in winning_colours(np.where(np.arange(N * N).reshape(N, N) == a,
+                                                       colour, board), ENV.config)
+                    for a in empty]
+            winner = colour if any(wins) else 0
+            assert any(wins) or len(empty) == 1, f"board {b}: a game ended with no win"
+            games.append((seq[start:t + 1], True, winner))
+            start = t + 1
+        games.append((seq[start:-1], False, 0))
+        out.append(games)
     return out
 
 
-def replay_column(samples, after, b):
-    """Split column b into games by the boards alone and decide each finished game's winner
-    with a NumPy scan. Returns [(first t, last t, winner colour or 0, finished)]."""
-    rec = column(samples, b)
-    games, start = [], 0
-    for t in range(T):
-        nxt = rec[t + 1]["board"] if t + 1 < T else after.board[b]
-        diff = nxt.astype(int) - rec[t]["board"].astype(int)
-        continues = (np.count_nonzero(diff) == 1 and diff.sum() == rec[t]["color"]
-                     and np.count_nonzero(nxt) == rec[t]["move_count"] + 1)
-        if continues:
-            assert not winning_colours(rec[t]["board"], GAME)
-            continue
-        # the game ended on move t: the next position is a fresh empty board
-        assert np.count_nonzero(nxt) == 0, f"column {b}, move {t}: neither a move nor a reset"
-        board, colour = rec[t]["board"], rec[t]["color"]
-        empty = np.flatnonzero(board.reshape(-1) == 0)
-        wins = []
-        for cell in empty:
-            trial = board.reshape(-1).copy()
-            trial[cell] = colour
-            wins.append(colour in winning_colours(trial.reshape(N, N), GAME))
-        if len(empty) == 1 and not wins[0]:
-            winner = 0  # the last cell, no line: a draw
-        else:
-            assert any(wins), f"column {b}, move {t}: the game ended but no move wins"
-            winner = colour
-        games.append((start, t, winner, True))
-        start = t + 1
-    if start < T:
-        games.append((start, T - 1, 0, False))
-    return rec, games
+def key_of(board_index, position):
+    return (board_index, position["move_count"], position["board"].tobytes())
+
+
+def test_every_position_of_every_finished_game_is_written_once(run):
+    calls, final = run
+    games = replay(calls, final)
+    expected = collections.Counter(key_of(b, p) for b in range(B)
+                                   for positions, finished, _ in games[b] if finished
+                                   for p in positions)
+    written = collections.Counter()
+    for samples, valid, _, _ in calls:
+        for i in np.flatnonzero(valid):
+            written[key_of(i % B, positions_of(samples, i))] += 1
+    assert sum(expected.values()) > 0 and max(
+        len(p) for g in games for p, done, _ in g if done) > T, \
+        "no finished game spans two calls: make the test's games longer than a window"
+    assert written == expected
+    # The issue's check: the move-number histogram of the samples written equals that of
+    # all positions of finished games (the first wave's self-play dropped early moves).
+    histogram = lambda counter: collections.Counter(  # noqa: E731
+        {m: sum(n for (_, mc, _), n in counter.items() if mc == m)
+         for m in {mc for _, mc, _ in counter}})
+    assert histogram(written) == histogram(expected)
+
+
+def test_written_values_are_the_games_results_from_each_movers_view(run):
+    calls, final = run
+    results = {}
+    for b, games in enumerate(replay(calls, final)):
+        for positions, finished, winner in games:
+            for p in positions:
+                if finished:
+                    results[key_of(b, p)] = 0.0 if winner == 0 else (
+                        1.0 if p["colour"] == winner else -1.0)
+    for samples, valid, _, _ in calls:
+        for i in np.flatnonzero(valid):
+            p = positions_of(samples, i)
+            assert p["value"] == results[key_of(i % B, p)]
+
+
+def test_running_games_wait_in_the_pending_trajectories(run):
+    calls, final = run
+    games = replay(calls, final)
+    _, _, _, pending = calls[-1]
+    for b in range(B):
+        running, finished, _ = games[b][-1]
+        assert not finished
+        assert int(pending.length[b]) == len(running)
+        for slot, p in enumerate(running):
+            np.testing.assert_array_equal(pending.state.board[b, slot], p["board"])
+            np.testing.assert_array_equal(pending.policy[b, slot], p["policy"])
+
+
+def test_stats_count_the_finished_games(run):
+    calls, final = run
+    games = replay(calls, final)
+    finished = [(positions, winner) for g in games for positions, done, winner in g if done]
+    totals = collections.Counter()
+    for _, valid, stats, pending in calls:
+        totals.update({name: int(getattr(stats, name)) for name in stats._fields})
+        assert int(stats.written) == int(valid.sum())
+        assert int(stats.pending) == int(pending.length.sum())
+    assert totals["games"] == len(finished)
+    assert totals["first_wins"] == sum(w == BLACK for _, w in finished)
+    assert totals["second_wins"] == sum(w == -BLACK for _, w in finished)
+    assert totals["total_length"] == sum(len(p) for p, _ in finished)
+    assert totals["written"] == sum(len(p) for p, _ in finished)
+    assert totals["moves"] == CALLS * T * B and totals["dropped"] == 0
 
 
 def test_policies_are_distributions_over_legal_moves(run):
-    _, samples, _, _ = run
-    assert samples.policy.shape == (T * B, N * N)
-    np.testing.assert_allclose(samples.policy.sum(axis=1), 1.0, rtol=1e-5)
-    assert np.all(samples.policy >= 0)
-    occupied = samples.state.board.reshape(T * B, -1) != 0
-    assert np.all(samples.policy[occupied] == 0)
-    np.testing.assert_array_equal(samples.weight, 1.0)
-    np.testing.assert_array_equal(samples.value_weight, 1.0)
-
-
-def test_values_and_validity_match_an_independent_replay(run):
-    after, samples, valid, stats = run
-    finished, black, white, length = 0, 0, 0, 0
-    for b in range(B):
-        rec, games = replay_column(samples, after, b)
-        for first, last, winner, done in games:
-            assert rec[first]["move_count"] == 0 or first == 0
-            for t in range(first, last + 1):
-                r = rec[t]
-                assert bool(valid[r["index"]]) == done, (b, t)
-                if done:
-                    expected = 0.0 if winner == 0 else (1.0 if r["color"] == winner else -1.0)
-                    assert r["value"] == expected, (b, t, r["value"], expected)
-                if t < last:  # the move played had search visits
-                    move = np.flatnonzero(rec[t + 1]["board"].reshape(-1)
-                                          != r["board"].reshape(-1))[0]
-                    assert r["policy"][move] > 0
-            if done:
-                finished += 1
-                black += winner == BLACK
-                white += winner == -BLACK
-                length += rec[last]["move_count"] + 1
-        # invalid samples are exactly those after the column's last game end
-        ends = [last for _, last, _, done in games if done]
-        cut = ends[-1] if ends else -1
-        np.testing.assert_array_equal(valid.reshape(T, B)[:, b], np.arange(T) <= cut)
-    assert finished > 0, "no game ended: make the window longer"
-    assert int(stats.games) == finished
-    assert (int(stats.black_wins), int(stats.white_wins)) == (black, white)
-    assert int(stats.black_wins) + int(stats.white_wins) <= int(stats.games)
-    assert int(stats.total_length) == length
-    assert int(stats.moves) == T * B
-
-
-def test_returned_games_continue_the_last_positions(run):
-    after, samples, _, _ = run
-    assert after.board.shape == (B, N, N)
-    assert not np.any(after.terminated)  # auto-reset: finished games were replaced
+    calls, _ = run
+    for samples, valid, _, _ in calls:
+        policy = samples.policy[valid]
+        np.testing.assert_allclose(policy.sum(axis=1), 1.0, rtol=1e-5)
+        occupied = samples.state.board[valid].reshape(len(policy), N * N) != 0
+        assert np.all(policy >= 0) and np.all(policy[occupied] == 0)
 
 
 def value_targets_reference(mover, done, result):

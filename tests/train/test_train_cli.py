@@ -1,4 +1,4 @@
-"""`gomoku-jax train` (`gomoku_jax.train.cli` through `gomoku_jax.cli.main`): errors, the
+"""`gomoku-jax train` (`gomoku_jax.cli.train` through `gomoku_jax.cli.main`): errors, the
 key listing, and a short real run's files."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import pytest
 
 from gomoku_jax import cli
 from gomoku_jax.train import checkpoint, loop
-from gomoku_jax.train.config import override, preset, valid_keys
+from gomoku_jax.train.config import override, valid_keys
+from gomoku_jax.train.presets import preset
 
-# As in test_alphazero.py, so the compiled iteration comes from the persistent cache.
-SETS = ["replay.tactical_fraction=0", "eval.every=0", "eval.opponents=random",
+SETS = ["replay.synthetic_fraction=0", "eval.every=0", "eval.opponents=random",
         "run.iterations=3"]
 
 
@@ -26,18 +26,19 @@ def test_unknown_key_exits_with_valid_keys(capsys, tmp_path):
                   "--run-dir", str(tmp_path / "run")])
     message = str(e.value.code)
     assert message.startswith("error: unknown config key 'bogus.key'; valid keys:")
-    for key in valid_keys():
+    for key in valid_keys(preset("test")):
         assert key in message
     assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--set", "selfplay.games=lots"], "error: selfplay.games takes a int, got 'lots'"),
+    (["--set", "selfplay.games=lots"], "field 'games' takes an int, got 'lots'"),
     (["--set", "selfplay.games"], "error: --set takes section.field=value"),
     (["--set", "optim.schedule=step"], "error: optim.schedule must be one of"),
     (["--stop-after", "0"], "error: --stop-after must be >= 1, got 0"),
     (["--resume"], "is not a run directory: no config.json in it"),
-    (["--resume", "--set", "run.seed=1"], "error: --resume takes the run's saved config"),
+    (["--resume", "--set", "run.seed=1"], "error: --resume continues the run's own config; "
+                                          "--set may change only run.iterations"),
     (["--set", "eval.opponents=random;nobody"], "error:"),
 ])
 def test_bad_flags_exit_with_clear_errors(argv, message, tmp_path):
@@ -58,7 +59,7 @@ def test_list_keys_prints_every_key_with_its_value(capsys):
     assert cli.main(["train", "--preset", "test", "--list-keys",
                      "--set", "selfplay.games=16"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split(" = ")[0] for line in lines] == valid_keys()
+    assert [line.split(" = ")[0] for line in lines] == valid_keys(preset("test"))
     values = dict(line.split(" = ", 1) for line in lines)
     assert values["selfplay.games"] == "16"
     assert values["game.board_size"] == "7"
@@ -100,21 +101,24 @@ def test_short_run_writes_its_files_and_refuses_another_config(tmp_path, capsys)
                      "--no-progress"] + sets(SETS)) == 0
     out = capsys.readouterr().out
     assert f"{run}: 1 iterations in" in out
-    for name in ("config.json", "metrics.jsonl", "summary.json", "checkpoints"):
+    for name in ("config.json", "metrics.jsonl", "checkpoints"):
         assert (run / name).exists(), name
+    assert not (run / loop.SUMMARY_FILE).exists()  # written when the run finishes
     assert checkpoint.load_config(run) == override(preset("test"), SETS)
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in records] == [1]
     assert {"loss", "games", "buffer_size", "seconds"} <= set(records[0])
     assert checkpoint.manager(run, read_only=True).all_steps() == [1]
-    summary = json.loads((run / loop.SUMMARY_FILE).read_text())
-    assert summary["iterations"] == 1 and summary["finished"] is False
-    assert summary["arena"] == {} and summary["wall_seconds"] > 0
     # TensorBoard (tensorboardX is a dev dependency): one event file with the metrics
     assert {"loss", "value_loss", "games"} <= scalar_tags(run / "tensorboard")
     # the same directory with another config is refused, with a hint to --resume
     with pytest.raises(SystemExit) as e:
         cli.main(["train", "--preset", "test", "--run-dir", str(run), "--no-progress"]
                  + sets(SETS + ["run.seed=4"]))
-    assert "holds a run with a different config" in str(e.value.code)
+    assert "holds a run with a different config (run.seed differ)" in str(e.value.code)
     assert "--resume" in str(e.value.code)
+    # a resume may not change how the run trains
+    with pytest.raises(SystemExit) as e:
+        cli.main(["train", "--run-dir", str(run), "--resume", "--no-progress",
+                  "--set", "optim.learning_rate=0.1"])
+    assert "not optim.learning_rate" in str(e.value.code)

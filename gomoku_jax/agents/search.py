@@ -1,0 +1,110 @@
+"""Agents backed by a named evaluator: tree search with any registered search algorithm,
+and the evaluator's prior alone (`policy`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional
+
+import jax
+import jax.numpy as jnp
+
+from gomoku_jax.agents import evaluators
+from gomoku_jax.agents.base import BatchedAgent
+from gomoku_jax.games.protocol import Env
+from gomoku_jax.games.random_play import random_legal_action
+from gomoku_jax.search.base import PRIOR_SHAPING, SYMMETRY_MODES, SearchAlgorithm
+from gomoku_jax.search.evaluate import evaluate, shape_prior
+from gomoku_jax.search.puct import PUCT
+
+
+@dataclasses.dataclass(frozen=True)
+class _EvaluatorAgent(BatchedAgent):
+    """Backed by the evaluator named `evaluator` with `evaluator_options`, e.g.
+    `evaluator="rollout", evaluator_options=(("num_rollouts", 8),)`; "auto" is the game's
+    own heuristic evaluator where it has one (Gomoku: "heuristic"), else random rollouts;
+    "network" evaluates with `network` (its params are the agent's params)."""
+
+    evaluator: str = "auto"
+    evaluator_options: tuple[tuple[str, Any], ...] = ()
+    network: Optional[Callable] = None
+
+    def __post_init__(self):
+        evaluators.check(self.evaluator, self.evaluator_options, self.network)
+
+    def check_game(self, env: Env) -> None:
+        super().check_game(env)
+        evaluators.check(self.evaluator, self.evaluator_options, self.network, env)
+
+    def evaluator_fn(self):
+        """The evaluator object for the bound game."""
+        return evaluators.make(self.evaluator, self.game, self.network,
+                               dict(self.evaluator_options))
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchAgent(_EvaluatorAgent):
+    """Tree search with the algorithm `search` (its class names it: PUCT, Gumbel, pure
+    MCTS, ...; see `gomoku_jax.search`) and `num_simulations` simulations per move. The
+    default config is PUCT at full strength (no root noise, the most visited move); self-play
+    passes its own exploration config. `info`: the search policy and the root value."""
+
+    search: SearchAlgorithm = PUCT().for_play()
+    num_simulations: int = 64
+
+    def __post_init__(self):
+        super().__post_init__()
+        if isinstance(self.num_simulations, bool) or not isinstance(self.num_simulations, int) \
+                or self.num_simulations < 1:
+            raise ValueError(f"num_simulations must be an int >= 1, got "
+                             f"{self.num_simulations!r}")
+        if not isinstance(self.search, SearchAlgorithm):
+            raise ValueError(f"search must be a search algorithm config, got {self.search!r}")
+
+    @property
+    def name(self) -> str:
+        return self.search.name
+
+    def act_batch(self, params, agent_states, states, keys):
+        out = self.search.search(self.game, self.evaluator_fn(), params, states, keys[0],
+                                 self.num_simulations)
+        return out.action, agent_states, {"policy": out.policy, "value": out.value}
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicyAgent(_EvaluatorAgent):
+    """The evaluator's prior alone (e.g. a network's policy head), shaped like the search's
+    root prior: its argmax (ties broken at random), or a sample at `temperature` when
+    `sample` is True."""
+
+    name = "policy"
+
+    prior_shaping: str = "soft"
+    candidate_threshold: float = 0.1
+    symmetry: str = "random"
+    sample: bool = False
+    temperature: float = 1.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.prior_shaping not in PRIOR_SHAPING:
+            raise ValueError(f"prior_shaping must be one of {PRIOR_SHAPING}, got "
+                             f"{self.prior_shaping!r}")
+        if self.symmetry not in SYMMETRY_MODES:
+            raise ValueError(f"symmetry must be one of {SYMMETRY_MODES}, got {self.symmetry!r}")
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {self.temperature!r}")
+
+    def act_batch(self, params: Any, agent_states, states, keys):
+        k_eval, k_act = jax.random.split(keys[0])
+        env = self.game
+        logits, value = evaluate(env, self.evaluator_fn(), self.symmetry, params, states,
+                                 k_eval)
+        logits, _ = shape_prior(env, self, logits, states)
+        if self.sample:
+            action = jax.random.categorical(k_act, logits / self.temperature)
+        else:  # the argmax, ties broken at random
+            best = logits == jnp.max(logits, axis=-1, keepdims=True)
+            action = random_legal_action(k_act, best)
+        return action.astype(jnp.int32), agent_states, {
+            "policy": jax.nn.softmax(logits), "value": value}

@@ -1,0 +1,153 @@
+"""Agent specs: an agent named in text, `name` or `name:field=value,field=value`; the one
+parser behind the command line, pbrain and the training config's opponents.
+
+    heuristic
+    heuristic:defence=1.2,attack=0.8
+    mcts:num_simulations=256,greedy=false       (greedy: a field of mcts's search config)
+    pure_mcts:num_simulations=4000,exploration=1.4
+
+Values are text, converted to the type of the field they set (`gomoku_jax.configs`): bool
+(true / false), int, float, str. Unknown names and fields, and values of the wrong type, give
+a ValueError that lists the valid ones.
+
+With a trained network (`train.trained`, the `--checkpoint` of the arena, the tournament
+and pbrain), two more kinds of spec play with it:
+
+    mcts:evaluator=network,num_simulations=64     any search / policy agent on the network
+    policy:evaluator=network                      (their params: the network's variables)
+    trained                                       the run's own eval agent: greedy PUCT with
+    trained:num_simulations=128                   the run's search config
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional, Protocol
+
+from gomoku_jax import configs
+from gomoku_jax.agents import registry
+from gomoku_jax.agents.base import Agent
+from gomoku_jax.agents.evaluators import NETWORK
+
+TRAINED = "trained"  # the spec of a trained network's own eval agent
+
+
+class TrainedNetwork(Protocol):
+    """What specs need of a trained network (`gomoku_jax.train.trained.TrainedNetwork`)."""
+
+    model: Callable
+
+    def agent(self, num_simulations: Optional[int] = None) -> Agent:
+        """The run's own eval agent."""
+
+
+def parse_fields(items: Iterable[str], what: str) -> dict[str, str]:
+    """{field: text} from `field=value` items; ValueError naming `what` for an item without
+    '=', an empty field name, or a field given twice."""
+    config: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ValueError(f"{what}: {item.strip()!r} is not field=value")
+        if key in config:
+            raise ValueError(f"{what}: field {key!r} is given twice")
+        config[key] = value.strip()
+    return config
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """(name, config) of an agent spec; config values stay text (the agent's field types
+    convert them when it is built).
+
+    Raises:
+      ValueError: an empty name, a field without '=', an empty field name, or a field given
+        twice.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec must be a string, got {spec!r}")
+    name, sep, rest = spec.strip().partition(":")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"agent spec {spec!r} has no agent name; expected "
+                         f"'name' or 'name:field=value,...'")
+    return name, parse_fields(rest.split(","), f"agent spec {spec!r}") if sep else {}
+
+
+def make_agent(spec: str, network: Optional[TrainedNetwork] = None) -> Agent:
+    """The agent an agent spec names, built by `gomoku_jax.agents.make`; with `network`,
+    also `trained[:num_simulations=S]` and agents with `evaluator=network` (see the module
+    doc). Their params are `network.params_for(agent)`.
+
+    Raises:
+      ValueError: a malformed spec, an unknown agent or field (the registry's message,
+        listing the valid ones), a value of the wrong type for its field, or a spec that
+        needs a network when there is none.
+    """
+    name, config = parse_spec(spec)
+    if name == TRAINED:
+        return trained_agent(config, network, spec)
+    return build_agent(name, config, network, spec)
+
+
+def build_agent(name: str, config: dict[str, Any], network: Optional[TrainedNetwork] = None,
+                what: Optional[str] = None) -> Agent:
+    """`agents.make(name, **config)`, with `network`'s apply function wired in when
+    `config["evaluator"]` is "network" (which needs a network). `what` names the agent in
+    errors (default: `name`)."""
+    if config.get("evaluator") == NETWORK:
+        if network is None:
+            raise ValueError(f"agent {what or name!r} uses evaluator=network, which needs a "
+                             f"trained network: give --checkpoint PATH (a run directory)")
+        if "network" in config:
+            raise ValueError(f"agent {what or name!r}: the field 'network' comes from the "
+                             f"checkpoint; don't set it")
+        config = {**config, "network": network.model}
+    return registry.make(name, **config)
+
+
+def trained_agent(config: dict[str, Any], network: Optional[TrainedNetwork],
+                  what: str = TRAINED) -> Agent:
+    """The `trained` spec: `network.agent(num_simulations)` (the run's eval agent)."""
+    if network is None:
+        raise ValueError(f"agent {what!r} is a trained network's own agent, which needs a "
+                         f"checkpoint: give --checkpoint PATH (a run directory)")
+    unknown = sorted(set(config) - {"num_simulations"})
+    if unknown:
+        raise ValueError(f"unknown config for agent {TRAINED!r}: {unknown}; valid fields: "
+                         f"['num_simulations']")
+    sims = config.get("num_simulations")
+    if sims is not None:
+        sims = configs.coerce(f"field 'num_simulations' of agent {TRAINED!r}", int, sims)
+        if sims < 1:
+            raise ValueError(f"field 'num_simulations' of agent {TRAINED!r} takes an int >= 1, "
+                             f"got {sims}")
+    return network.agent(sims)
+
+
+def split_specs(items: str | Iterable[str]) -> list[str]:
+    """Agent specs from comma-separated lists (a piece with '=' but no ':' continues the
+    previous spec's fields): 'random,heuristic:defence=1.2,attack=0.8' ->
+    ['random', 'heuristic:defence=1.2,attack=0.8'].
+
+    Raises:
+      ValueError: a field=value piece with no spec before it, or no specs at all.
+    """
+    if isinstance(items, str):
+        items = [items]
+    specs: list[str] = []
+    for item in items:
+        for piece in item.split(","):
+            piece = piece.strip()
+            if not piece:
+                continue
+            eq, colon = piece.find("="), piece.find(":")
+            if eq >= 0 and (colon < 0 or eq < colon):  # field=value, maybe with a ':' value
+                if not specs or ":" not in specs[-1]:
+                    raise ValueError(f"{piece!r} is a field=value with no 'name:' before it; "
+                                     f"write specs as name:field=value,field=value")
+                specs[-1] += "," + piece
+            else:
+                specs.append(piece)
+    if not specs:
+        raise ValueError("no agent specs given")
+    return specs

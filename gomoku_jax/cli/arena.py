@@ -1,0 +1,71 @@
+"""`gomoku-jax arena`: agent A against agent B, every opening with both sides.
+
+    gomoku-jax arena --a heuristic --b random --board-size 9 --games 64
+    gomoku-jax arena --a heuristic:defence=1.2 --b heuristic --openings my_openings.txt
+    gomoku-jax arena --game pgx/connect_four --a mcts --b pure_mcts:num_simulations=400
+    gomoku-jax arena --checkpoint runs/quick --a trained --b heuristic
+    gomoku-jax arena --checkpoint runs/quick --a trained:num_simulations=256 \\
+        --b policy:evaluator=network
+
+With `--checkpoint` (a run directory of `gomoku-jax train`) the game is the network's:
+the game flags default to the run's, and other values are refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Optional
+
+import jax
+
+from gomoku_jax.agents.specs import make_agent
+from gomoku_jax.cli.common import add_game_arguments, load_network, setup_game
+from gomoku_jax.eval.arena import per_opening_colour, run_match
+
+
+def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--a", required=True, metavar="SPEC",
+                        help="agent A: name or name:field=value,... (e.g. heuristic:defence=1.2)")
+    parser.add_argument("--b", required=True, metavar="SPEC", help="agent B, as --a")
+    add_game_arguments(parser)
+    parser.add_argument("--games", type=int, default=64,
+                        help="games in all, rounded up to a multiple of 2 x the number of "
+                             "openings (default 64)")
+    parser.add_argument("--per-opening", action="store_true",
+                        help="also print A's record per opening")
+    parser.add_argument("--json", metavar="OUT", help="write the result as JSON")
+    return parser
+
+
+def main(args: argparse.Namespace) -> int:
+    network = load_network(args)
+    env, openings = setup_game(args, network)
+    try:
+        agent_a = make_agent(args.a, network).bind(env)
+        agent_b = make_agent(args.b, network).bind(env)
+        g = per_opening_colour(args.games, len(openings or env.default_openings()))
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    params = [None if network is None else network.params_for(a) for a in (agent_a, agent_b)]
+    t0 = time.perf_counter()
+    result = run_match(env, agent_a, agent_b, jax.random.key(args.seed), g, openings,
+                       *params, names=(args.a, args.b))
+    seconds = time.perf_counter() - t0
+    print(result.summary())
+    if network is not None:
+        print(f"  network: {network.describe()}")
+    print(f"  {seconds:.1f} s on {jax.default_backend()} (compiling included)")
+    if args.per_opening:
+        print()
+        print(result.per_opening_table())
+    if args.json:
+        with open(args.json, "w") as f:
+            extra = {"seed": args.seed}
+            if network is not None:
+                extra["checkpoint"] = network.to_dict()
+            json.dump(result.to_dict() | extra, f, indent=1)
+    return 0

@@ -1,0 +1,48 @@
+"""`gomoku-jax export`: a trained network as serialized StableHLO plus JSON metadata (see
+`gomoku_jax.io.export`).
+
+    gomoku-jax export --checkpoint runs/quick --out quick.jaxexport
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+from typing import Optional
+
+from gomoku_jax.io.export import PLATFORMS, export_checkpoint, metadata_path
+
+
+def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", required=True, metavar="PATH",
+                        help="a run directory of `gomoku-jax train`, its checkpoints/ "
+                             "directory or checkpoints/<step>")
+    parser.add_argument("--out", required=True, metavar="FILE",
+                        help="the serialized export; its metadata goes to FILE.json")
+    parser.add_argument("--step", type=int, metavar="N",
+                        help="the checkpoint step (default: the latest, or the one PATH names)")
+    parser.add_argument("--platforms", metavar="LIST",
+                        help=f"comma-separated lowering platforms from {', '.join(PLATFORMS)} "
+                             f"(default: this machine's)")
+    parser.add_argument("--force", action="store_true", help="overwrite FILE and FILE.json")
+    return parser
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        meta = export_checkpoint(args.checkpoint, args.out, step=args.step,
+                                 platforms=args.platforms, force=args.force)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    out = pathlib.Path(args.out)
+    shape = ", ".join(str(d) for d in meta["input"]["shape"])
+    actions = meta["outputs"][0]["shape"][-1]
+    ck = meta["checkpoint"]
+    print(f"exported {ck['run_dir']} step {ck['step']} ({meta['num_params']:,} params) for "
+          f"{', '.join(meta['platforms'])}:")
+    print(f"  {out} ({out.stat().st_size / 1e6:.2f} MB): obs float32[{shape}] -> "
+          f"logits float32[b, {actions}], value float32[b]")
+    print(f"  {metadata_path(out)}: game, input, net config")
+    return 0

@@ -1,0 +1,126 @@
+"""`gomoku-jax pbrain`: a Gomocup engine on stdin / stdout (the protocol is
+`gomoku_jax.io.pbrain`).
+
+    gomoku-jax pbrain --agent mcts --agent-config num_simulations=256
+    gomoku-jax pbrain --checkpoint runs/quick          # the trained network's own agent
+
+Agent configs are `--agent-config KEY=VALUE`, read like agent specs (`gomoku_jax.agents.specs`):
+`--agent mcts --agent-config greedy=false` is the spec `mcts:greedy=false`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Optional, Sequence
+
+from gomoku_jax import agents
+from gomoku_jax.agents.base import Agent
+from gomoku_jax.agents.evaluators import NETWORK
+from gomoku_jax.agents.search import PolicyAgent, SearchAgent
+from gomoku_jax.agents.specs import TRAINED, build_agent, parse_fields, trained_agent
+from gomoku_jax.games.gomoku.config import GameConfig
+from gomoku_jax.io.pbrain import PbrainEngine
+
+if TYPE_CHECKING:
+    from gomoku_jax.train.trained import TrainedNetwork
+
+
+def agent_config(pairs: Sequence[str]) -> dict[str, str]:
+    """{field: text} from `KEY=VALUE` strings (converted by the agent's field types when the
+    agent is built); ValueError for a malformed pair or a key given twice."""
+    return parse_fields(pairs, "--agent-config")
+
+
+def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--agent", choices=sorted(agents.AGENTS) + [TRAINED],
+                        help="the agent that plays: a registered agent, or 'trained' (the "
+                             "checkpoint's eval agent); default: heuristic, or trained with "
+                             "--checkpoint")
+    parser.add_argument("--agent-config", action="append", default=[], metavar="KEY=VALUE",
+                        help="an agent config field, e.g. defence=1.2 (repeatable)")
+    parser.add_argument("--checkpoint", metavar="PATH",
+                        help="a trained network: a run directory of `gomoku-jax train`, its "
+                             "checkpoints/ directory or checkpoints/<step>; the engine then "
+                             "plays only the run's board size and win length")
+    parser.add_argument("--step", type=int, metavar="N",
+                        help="the checkpoint step to load (default: the latest)")
+    parser.add_argument("--rule", choices=["freestyle", "exact5"],
+                        help="the rule until the manager sends INFO rule (default: freestyle, "
+                             "or the checkpoint's)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds the agent's random keys")
+    parser.add_argument("--levels", type=int, default=3,
+                        help="cheaper variants (1/4, 1/16 ... of num_simulations) compiled "
+                             "for time control, for agents that search")
+    parser.add_argument("--verbose", action="store_true",
+                        help="a MESSAGE with the agent's value and move time before each move")
+    return parser
+
+
+def network_agent(name: str, pairs: Sequence[str], network: "TrainedNetwork") -> Agent:
+    """The agent that plays with `network`: `trained` (the run's eval agent; only
+    num_simulations=S may be set) or a search or policy agent, whose evaluator is
+    "network" here.
+
+    Raises:
+      ValueError: an agent that has no network, an evaluator other than "network", or a bad
+        KEY=VALUE.
+    """
+    config = agent_config(pairs)
+    if name == TRAINED:
+        return trained_agent(config, network)
+    if not isinstance(agents.AGENTS[name], (SearchAgent, PolicyAgent)):
+        raise ValueError(f"agent {name!r} has no network to take from --checkpoint; use "
+                         f"--agent {TRAINED} (the default with a checkpoint), or a search or "
+                         f"policy agent")
+    config = {"evaluator": NETWORK, **config}
+    if config["evaluator"] != NETWORK:
+        raise ValueError(f"with --checkpoint, agent {name!r} plays with the network "
+                         f"(evaluator=network), not evaluator={config['evaluator']}")
+    return build_agent(name, config, network)
+
+
+def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
+    """The engine the flags of `build_parser` describe; SystemExit("error: ...") for bad
+    ones (a bad checkpoint path included)."""
+    from gomoku_jax.train.trained import load_for_cli
+
+    if args.levels < 1:
+        raise SystemExit(f"error: --levels must be >= 1, got {args.levels}")
+    network = load_for_cli(args.checkpoint, args.step)
+    name = args.agent or (TRAINED if network is not None else "heuristic")
+    try:
+        if network is None:
+            if name == TRAINED:
+                raise ValueError(f"--agent {TRAINED} is a trained network's agent: give "
+                                 f"--checkpoint PATH (a run directory)")
+            agent = build_agent(name, agent_config(args.agent_config))
+            engine = PbrainEngine(agent, rule=args.rule or "freestyle", seed=args.seed,
+                                  levels=args.levels, verbose=args.verbose)
+        else:
+            game = network.game_spec
+            if not isinstance(game, GameConfig):
+                raise ValueError(f"the checkpoint's network plays {network.env.id}; pbrain "
+                                 f"plays gomoku")
+            agent = network_agent(name, args.agent_config, network)
+            if args.rule is not None and args.rule != game.rule:
+                print(f"warning: the network was trained for {game.rule}; playing {args.rule} "
+                      f"with it until INFO rule says otherwise", file=sys.stderr)
+            engine = PbrainEngine(agent, params=network.variables, game=game,
+                                  rule=args.rule or game.rule, seed=args.seed,
+                                  levels=args.levels, verbose=args.verbose)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    return engine
+
+
+def main(args: argparse.Namespace) -> int:
+    engine = engine_from_args(args)
+    for stream in (sys.stdin, sys.stdout):
+        if hasattr(stream, "reconfigure"):  # undecodable bytes must not end the engine
+            stream.reconfigure(errors="replace")
+    try:
+        return engine.run(sys.stdin, sys.stdout)
+    except BrokenPipeError:  # the manager went away
+        return 0

@@ -1,0 +1,107 @@
+"""`gomoku-jax tactics`: solve rates of agents on Gomoku's tactical suite, as a markdown
+table and JSON.
+
+    gomoku-jax tactics --agents random,heuristic,mcts,mcts:num_simulations=256
+    python experiments/tactics.py --agents mcts --out tactics.md --json tactics.json
+
+Each agent plays one move in every puzzle (batched), at full strength (the agents' own
+defaults: greedy, no root noise); a move counts when it is in the puzzle's solution set
+(`gomoku_jax.games.gomoku.tactics`). "ms/move" is the compiled wall time of one
+single-position move (median of a few), "batched" the time per position when the whole
+suite runs in batches. `--generate N` builds a fresh suite of N puzzles per category with
+the solver (seeded) instead of loading the shipped one; `--save FILE` keeps it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Optional
+
+import jax
+
+from gomoku_jax.agents.specs import make_agent, split_specs
+from gomoku_jax.eval.puzzles import SolveResult, solve_rates
+from gomoku_jax.games.gomoku import tactics
+from gomoku_jax.markdown import table as markdown_table
+
+DEFAULT_AGENTS = "random,proximity_random,heuristic,mcts,gumbel"
+
+
+def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", default=DEFAULT_AGENTS, metavar="SPECS",
+                        help=f"comma-separated agent specs (default {DEFAULT_AGENTS})")
+    parser.add_argument("--suite", metavar="FILE",
+                        help="a suite JSON file (default: the shipped 15x15 freestyle suite)")
+    parser.add_argument("--generate", type=int, metavar="N",
+                        help="generate N puzzles per category instead of loading a suite")
+    parser.add_argument("--board-size", type=int, default=15, help="with --generate")
+    parser.add_argument("--save", metavar="FILE", help="with --generate: write the suite")
+    parser.add_argument("--batch-size", type=int, default=8,
+                        help="puzzles per compiled call (default 8)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", metavar="FILE", help="write the markdown table")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    return parser
+
+
+def load_suite(args: argparse.Namespace) -> tactics.Suite:
+    if args.generate is None:
+        return tactics.load(args.suite) if args.suite else tactics.default_suite()
+    if args.suite:
+        raise ValueError("give --suite or --generate, not both")
+    if args.generate < 1:
+        raise ValueError(f"--generate must be >= 1, got {args.generate}")
+    suite = tactics.generate(args.board_size, args.generate, seed=args.seed)
+    if args.save:
+        tactics.save(suite, args.save)
+    return suite
+
+
+def row(spec: str, result: SolveResult) -> list[str]:
+    cells = [f"{s}/{t} ({s / max(t, 1):.0%})" for s, t in result.solved.values()]
+    return [spec, *cells, f"**{result.rate:.1%}**",
+            f"{result.seconds_per_move * 1e3:.1f}", f"{result.batch_seconds_per_move * 1e3:.1f}"]
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        if args.batch_size < 1:
+            raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
+        suite = load_suite(args)
+        env = suite.env
+        agents = [(s, make_agent(s).bind(env)) for s in split_specs(args.agents)]
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    cfg = suite.config
+    counts = {c: len(v) for c, v in suite.by_category().items()}
+    print(f"{len(suite.puzzles)} puzzles, {cfg.board_size}x{cfg.board_size} {cfg.rule} "
+          f"({', '.join(f'{c} {n}' for c, n in counts.items())})", flush=True)
+    puzzles = suite.puzzles_for_eval()
+    rows, records = [], []
+    for spec, agent in agents:
+        start = time.perf_counter()
+        result = solve_rates(env, agent, puzzles, jax.random.key(args.seed),
+                             batch_size=args.batch_size)
+        print(f"  {spec}: {result.total[0]}/{result.total[1]} "
+              f"[{time.perf_counter() - start:.1f} s]", flush=True)
+        rows.append(row(spec, result))
+        records.append({"agent": spec, "solved": result.solved,
+                        "seconds_per_move": result.seconds_per_move,
+                        "batch_seconds_per_move": result.batch_seconds_per_move,
+                        "actions": result.actions})
+    header = ["agent", *tactics.CATEGORIES, "total", "ms/move", "batched ms/move"]
+    table = markdown_table(header, rows)
+    print()
+    print(table)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(table + "\n")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"board_size": cfg.board_size, "rule": cfg.rule, "seed": args.seed,
+                       "results": records}, f, indent=1)
+    return 0

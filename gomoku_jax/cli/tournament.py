@@ -1,0 +1,85 @@
+"""`gomoku-jax tournament`: a round robin over agent specs, with an Elo table.
+
+    gomoku-jax tournament --agents random,proximity_random,heuristic --board-size 9 \\
+        --games 64 --out table.md --json table.json
+    gomoku-jax tournament --game pgx/connect_four --agents random,mcts,gumbel,pure_mcts
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Optional
+
+import jax
+
+from gomoku_jax.agents.specs import make_agent, split_specs
+from gomoku_jax.cli.common import add_game_arguments, load_network, setup_game
+from gomoku_jax.eval import elo
+from gomoku_jax.eval.arena import MatchResult, per_opening_colour
+from gomoku_jax.eval.tournament import run_tournament
+
+
+def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", nargs="+", required=True, metavar="SPECS",
+                        help="agent specs, comma- or space-separated: "
+                             "random,proximity_random,heuristic:defence=1.2,attack=0.8")
+    add_game_arguments(parser, board_size=9)
+    parser.add_argument("--games", type=int, default=64,
+                        help="games per pair, rounded up to a multiple of 2 x the number of "
+                             "openings (default 64)")
+    parser.add_argument("--anchor", metavar="AGENT",
+                        help="the agent rated 0 (default: the mean rating is 0)")
+    parser.add_argument("--prior-draws", type=float, default=1.0,
+                        help="virtual draws per pair in the Elo fit (default 1; 0 = plain "
+                             "maximum likelihood, infinite for a perfect score)")
+    parser.add_argument("--out", metavar="FILE", help="write the markdown tables here")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    return parser
+
+
+def main(args: argparse.Namespace) -> int:
+    network = load_network(args)
+    env, openings = setup_game(args, network)
+    try:
+        specs = split_specs(args.agents)
+        entrants = [(s, make_agent(s, network).bind(env)) for s in specs]
+        params = {} if network is None else {s: network.params_for(a) for s, a in entrants}
+        g = per_opening_colour(args.games, len(openings or env.default_openings()))
+        if args.prior_draws < 0:
+            raise ValueError(f"--prior-draws must be >= 0, got {args.prior_draws}")
+        if args.anchor is not None and args.anchor not in specs:
+            raise ValueError(f"--anchor {args.anchor!r} is not one of the agents {specs}")
+        if len(specs) < 2:
+            raise ValueError(f"a tournament needs at least 2 agents, got {specs}")
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+
+    def report(m: MatchResult, seconds: float) -> None:
+        print(f"  {m.agent_a} vs {m.agent_b}: {m.record} (W-D-L), score {m.score:.1%}, "
+              f"Elo {elo.format_elo(m.elo)}  [{seconds:.1f} s]", flush=True)
+
+    count = len(openings or env.default_openings())
+    print(f"{len(specs)} agents, {len(specs) * (len(specs) - 1) // 2} pairs, "
+          f"{2 * count * g} games per pair:", flush=True)
+    try:
+        result = run_tournament(env, entrants, jax.random.key(args.seed), g, openings,
+                                params=params, anchor=args.anchor, prior_draws=args.prior_draws,
+                                progress=report)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    table = result.markdown()
+    print()
+    print(table)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(table + "\n")
+    if args.json:
+        with open(args.json, "w") as f:
+            extra = {"seed": args.seed}
+            if network is not None:
+                extra["checkpoint"] = network.to_dict()
+            json.dump(result.to_dict() | extra, f, indent=1)
+    return 0

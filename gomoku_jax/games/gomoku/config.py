@@ -1,0 +1,89 @@
+"""Static configuration of a Gomoku game: board size, win length, rule, observation form."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from typing import Callable, Union
+
+import jax
+
+from gomoku_jax.games.protocol import GameSpec
+
+RULES = ("freestyle", "exact5")
+OBSERVATION_FORMS = ("absolute", "canonical")
+PLANE_NAMES = ("none", "patterns", "proximity")
+MIN_BOARD_SIZE, MAX_BOARD_SIZE = 5, 19
+MIN_WIN_LENGTH = 3
+
+# f(board: int8[N, N], colour: int8[]) -> float32[N, N]; one extra observation plane.
+FeaturePlane = Callable[[jax.Array, jax.Array], jax.Array]
+
+
+@dataclasses.dataclass(frozen=True)
+class GameConfig(GameSpec):
+    """Everything static about a Gomoku game. Hashable, so it can be a static argument of
+    `jit`; JSON-serialisable unless `feature_plane` is a callable.
+
+    Attributes:
+      board_size: N, the board is N x N (5..19).
+      win_length: k, stones in a row needed to win (3..N).
+      rule: "freestyle" (k or more in a row wins) or "exact5" (exactly k wins; overlines
+        do not, as in standard Gomoku; the name follows the usual k = 5).
+      observation: default form of `observe`: "absolute" (black / white planes, as in seed
+        001) or "canonical" (side-to-move / opponent planes, as AlphaZero nets usually take).
+      feature_plane: an extra observation plane appended as the last channel: "none",
+        "patterns" (seed 000's pattern heat map), "proximity" (the proximity mask), or a
+        callable `f(board, colour) -> float32[N, N]` (`None` is read as "none").
+    """
+
+    id = "gomoku"
+
+    board_size: int = 15
+    win_length: int = 5
+    rule: str = "freestyle"
+    observation: str = "absolute"
+    feature_plane: Union[str, FeaturePlane] = "none"
+
+    def __post_init__(self):
+        for name in ("board_size", "win_length"):  # accept NumPy ints, store Python ints
+            v = getattr(self, name)
+            if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+                object.__setattr__(self, name, int(v))
+        if self.feature_plane is None:
+            object.__setattr__(self, "feature_plane", "none")
+        n, k = self.board_size, self.win_length
+        if isinstance(n, bool) or not isinstance(n, int) or not MIN_BOARD_SIZE <= n <= MAX_BOARD_SIZE:
+            raise ValueError(
+                f"board_size must be an int in {MIN_BOARD_SIZE}..{MAX_BOARD_SIZE}, got {n!r}")
+        if isinstance(k, bool) or not isinstance(k, int) or not MIN_WIN_LENGTH <= k <= n:
+            raise ValueError(
+                f"win_length must be an int in {MIN_WIN_LENGTH}..board_size ({n}), got {k!r}")
+        if self.rule not in RULES:
+            raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
+        if self.observation not in OBSERVATION_FORMS:
+            raise ValueError(
+                f"observation must be one of {OBSERVATION_FORMS}, got {self.observation!r}")
+        plane = self.feature_plane
+        if isinstance(plane, str) and plane not in PLANE_NAMES:
+            raise ValueError(f"feature_plane must be one of {PLANE_NAMES} or a callable "
+                             f"f(board, colour) -> float32[N, N], got {plane!r}")
+        if not isinstance(plane, str) and not callable(plane):
+            raise ValueError(f"feature_plane must be one of {PLANE_NAMES} or a callable "
+                             f"f(board, colour) -> float32[N, N], got {plane!r}")
+
+    @property
+    def has_feature_plane(self) -> bool:
+        return self.feature_plane != "none"
+
+    @property
+    def num_actions(self) -> int:
+        return self.board_size * self.board_size
+
+    @property
+    def num_planes(self) -> int:
+        return 5 + self.has_feature_plane
+
+    @property
+    def observation_shape(self) -> tuple[int, int, int]:
+        return (self.board_size, self.board_size, self.num_planes)

@@ -1,0 +1,158 @@
+"""The Gomoku environment: the game protocol (`games.protocol.Env`) over a static config."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gomoku_jax.games import symmetry
+from gomoku_jax.games.gomoku import positions, rules
+from gomoku_jax.games.gomoku.config import FeaturePlane, GameConfig
+from gomoku_jax.games.gomoku.features.proximity import proximity_mask
+from gomoku_jax.games.gomoku.observe import observe
+from gomoku_jax.games.gomoku.openings import DEFAULT_OPENINGS, opening_actions
+from gomoku_jax.games.gomoku.render import to_svg, to_text
+from gomoku_jax.games.gomoku.state import State
+from gomoku_jax.games.gomoku.tactical import tactical_examples
+from gomoku_jax.games.protocol import Env, Examples
+
+VERSION = "v1"
+
+
+class Gomoku(Env):
+    """Gomoku on an N x N board, k in a row, freestyle or exact-k; pgx's Env conventions.
+
+    Black (+1) moves first, white is -1, empty 0; `action = row * N + col`. Two player ids
+    0 and 1: `init(key)` draws which one plays black (as pgx does), `rewards[player_id]`.
+
+    Outcomes (all inside `jit`):
+      - a winning line (k or more for "freestyle", exactly k for "exact5") through the new
+        stone: +1 to the mover, -1 to the opponent, `winner` set to the mover's colour;
+      - a full board without a winning line: a draw, zero rewards, `winner` 0;
+      - an illegal action (an occupied cell, or outside [0, N*N)): the board is untouched,
+        the game ends and the mover loses (-1, opponent +1), as in pgx;
+      - stepping a terminated state returns it unchanged with zero rewards; its
+        `legal_action_mask` is all True, so masked policies never divide by zero.
+
+    Hooks: the D4 symmetries, seed 000's proximity mask as candidate weights, the 8
+    three-stone openings, the synthetic tactical training examples (seed 000 level 3).
+    All methods are pure functions of their arguments; batch them with `jax.vmap`.
+    """
+
+    Spec = GameConfig
+    version = VERSION
+
+    def __init__(self, board_size: int = 15, win_length: int = 5, rule: str = "freestyle",
+                 observation: str = "absolute", feature_plane: str | FeaturePlane = "none"):
+        super().__init__(GameConfig(board_size, win_length, rule, observation, feature_plane))
+
+    @classmethod
+    def from_config(cls, config: GameConfig) -> "Gomoku":
+        return cls.from_spec(config)
+
+    @property
+    def id(self) -> str:
+        return GameConfig.id
+
+    @property
+    def config(self) -> GameConfig:
+        return self.spec
+
+    @property
+    def board_size(self) -> int:
+        return self.config.board_size
+
+    @property
+    def num_actions(self) -> int:
+        return self.config.num_actions
+
+    @property
+    def observation_shape(self) -> tuple[int, int, int]:
+        return self.config.observation_shape
+
+    def init(self, key: jax.Array) -> State:
+        """A new game (empty board, black to move); `key` draws black's player id."""
+        return rules.init(self.config, key)
+
+    def step(self, state: State, action: jax.Array, key: Optional[jax.Array] = None) -> State:
+        """Play `action` (int[]) for the side to move. `key` is unused (Gomoku is
+        deterministic) and accepted for pgx compatibility."""
+        del key
+        return rules.step(state, action)
+
+    def observe(self, state: State, player_id: Optional[jax.Array] = None, *,
+                canonical: Optional[bool] = None) -> jax.Array:
+        """float32[..., N, N, C] network planes; see `gomoku_jax.games.gomoku.observe`."""
+        return observe(state, player_id, canonical=canonical)
+
+    # ------------------------------------------------------------------ hooks
+
+    @property
+    def num_symmetries(self) -> int:
+        return symmetry.NUM_D4
+
+    @property
+    def action_permutations(self) -> np.ndarray:
+        return symmetry.d4_permutations(self.board_size)
+
+    def transform_state(self, state: State, g: jax.Array) -> State:
+        """The board and the last moves under D4 element g (-1, or an off-board action that
+        ended a game, stays as it is); colours, counts and outcomes are invariant."""
+        last = state.last_moves
+        on_board = (last >= 0) & (last < self.num_actions)
+        moved = symmetry.transform_action(self, jnp.where(on_board, last, 0), g)
+        return state.replace(board=symmetry.transform_board(state.board, g),
+                             last_moves=jnp.where(on_board, moved, last))
+
+    def transform_observation(self, obs: jax.Array, g: jax.Array) -> jax.Array:
+        return symmetry.transform_planes(obs, g)
+
+    def candidate_weights(self, state: State) -> jax.Array:
+        """Seed 000's proximity mask: 1 / 0.5 / 0.2 / 0.05 by distance to the nearest stone
+        (all ones in the opening)."""
+        return proximity_mask(state.board).reshape(-1)
+
+    @property
+    def max_game_length(self) -> int:
+        return self.num_actions
+
+    def move_number(self, state: State) -> jax.Array:
+        return state.move_count
+
+    def default_openings(self) -> tuple[tuple[int, ...], ...]:
+        """The 8 three-stone openings near the centre (`openings.DEFAULT_OPENINGS`)."""
+        return opening_actions(DEFAULT_OPENINGS, self.board_size)
+
+    def synthetic_examples(self, key: jax.Array, num: int) -> Examples:
+        """Seed 000's tactical examples (complete-five and block-four), see `tactical.py`."""
+        return tactical_examples(self.config, key, num)
+
+    def action_to_text(self, action: int) -> str:
+        """`(row, col)`."""
+        row, col = divmod(int(action), self.board_size)
+        return f"({row}, {col})"
+
+    def to_text(self, state: State) -> str:
+        return to_text(state)
+
+    def to_svg(self, state: State, **kwargs) -> str:
+        return to_svg(state, **kwargs)
+
+    # ------------------------------------------------------------------ construction
+
+    def from_board(self, board, to_move=None, *, allow_terminal: bool = False,
+                   black_player: int = 0) -> State:
+        """A State for a position given as int[N, N]; see `positions.from_board`."""
+        return positions.from_board(self.config, board, to_move,
+                                    allow_terminal=allow_terminal, black_player=black_player)
+
+    def from_moves(self, moves: Iterable, key: Optional[jax.Array] = None, *,
+                   allow_terminal: bool = False, black_player: int = 0) -> State:
+        """The State after `moves` (actions or (row, col) pairs); see `positions.from_moves`.
+        `key` is unused: black's player id is `black_player`."""
+        del key
+        return positions.from_moves(self.config, moves, allow_terminal=allow_terminal,
+                                    black_player=black_player)

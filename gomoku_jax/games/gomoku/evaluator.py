@@ -1,0 +1,54 @@
+"""Gomoku's heuristic evaluator for search: a prior from the cell values and a position value,
+no network. It plugs into the search by name ("heuristic", see `agents.registry`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+
+from gomoku_jax.games.gomoku.features.cell_values import cell_values, position_value
+from gomoku_jax.games.gomoku.features.heuristic_score import HeuristicScoreConfig
+from gomoku_jax.games.gomoku.features.patterns import PatternConfig
+from gomoku_jax.games.gomoku.state import State
+
+
+@dataclasses.dataclass(frozen=True)
+class HeuristicEvaluator:
+    """`evaluator(env, params, states, key) -> (logits float32[B, N*N], value float32[B])`.
+
+    Prior from cell values (`features.cell_values`, weighted like the heuristic player):
+    `logits = (attack · own + defence · opponent) / prior_temperature`, plus `win_bonus` on
+    a five to complete and half of it on the opponent's five to block; value =
+    `position_value` (exact where a five or a double threat decides, else a tanh of the
+    best own minus the best opponent cell), for the side to move.
+    """
+
+    games: ClassVar[tuple[str, ...]] = ("gomoku",)  # the env ids it evaluates
+
+    attack: float = 1.0
+    defence: float = 0.9
+    score_weight: float = 1.0
+    value_scale: float = 50.0
+    patterns: PatternConfig = PatternConfig()
+    heuristic_score: HeuristicScoreConfig = HeuristicScoreConfig()
+    prior_temperature: float = 10.0
+    win_bonus: float = 50.0
+
+    def single(self, state: State) -> tuple[jax.Array, jax.Array]:
+        cfg = state.config
+        values = lambda colour: cell_values(  # noqa: E731
+            state.board, colour, cfg.win_length, cfg.rule, self.patterns, self.score_weight,
+            self.heuristic_score)
+        own, opp = values(state.color), values(-state.color)
+        legal = state.legal_action_mask
+        mix = (self.attack * own.value + self.defence * opp.value).reshape(-1)
+        logits = (mix / self.prior_temperature + self.win_bonus * (own.wins.reshape(-1) & legal)
+                  + 0.5 * self.win_bonus * (opp.wins.reshape(-1) & legal))
+        return logits, position_value(own, opp, legal, self.value_scale)
+
+    def __call__(self, env, params, states, key):
+        del env, params, key
+        return jax.vmap(self.single)(states)

@@ -1,0 +1,220 @@
+"""Gomoku's tactical test suite, generated and labelled by the exact solver (`solver.py`).
+
+Five categories, each a position with the side to move and the complete set of correct
+moves (exact for freestyle; horizon in plies in brackets):
+
+- `five`        complete five: the moves that make k in a row [1].
+- `block_four`  block a four: the opponent threatens five on exactly one cell and the side
+                to move cannot win at once; the only move that does not lose [2].
+- `open_four`   make an open four (or a double four): the moves that win within 3 plies.
+- `stop_three`  stop an open three: the opponent (if it moved) would win within 3 plies, the
+                side to move has no four to make; the moves after which the opponent no
+                longer wins within 3 plies.
+- `fours_win`   win by a short run of fours: no win within 3 plies, a win within 5 that
+                starts with a four (four, forced block, then an open or double four); every
+                move that wins within 5 plies.
+
+Positions come from random play near existing stones (a seeded NumPy generator), classified
+in the order above, so a position in a later category has none of the earlier features.
+`default_suite()` loads the suite shipped with the package (15x15 freestyle);
+`gomoku_jax.eval.puzzles.solve_rates` scores an agent on `suite.puzzles_for_eval()`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from gomoku_jax.games.gomoku.config import GameConfig
+from gomoku_jax.games.gomoku.env import Gomoku
+from gomoku_jax.games.gomoku.positions import from_board
+from gomoku_jax.games.gomoku.render import board_to_text
+from gomoku_jax.games.gomoku.solver import Solver
+
+CATEGORIES = ("five", "block_four", "open_four", "stop_three", "fours_win")
+_SYMBOLS = {"x": 1, "o": -1, ".": 0}
+DEFAULT_SUITE = "tactics_15x15_freestyle.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Puzzle:
+    """One position: `board` int8[N, N] (+1 black, -1 white), `to_move` (+1 / -1) and the
+    flat actions (row * N + col) that solve it."""
+
+    id: str
+    category: str
+    board: np.ndarray
+    to_move: int
+    solutions: tuple[int, ...]
+
+    def __str__(self) -> str:
+        n = self.board.shape[0]
+        sols = ", ".join(f"({a // n}, {a % n})" for a in self.solutions)
+        side = "black" if self.to_move == 1 else "white"
+        return f"{self.id} [{self.category}] {side} to move; solutions {sols}\n" \
+            + board_to_text(self.board)
+
+
+@dataclasses.dataclass(frozen=True)
+class Suite:
+    config: GameConfig
+    puzzles: tuple[Puzzle, ...]
+
+    @property
+    def env(self) -> Gomoku:
+        return Gomoku.from_config(self.config)
+
+    def by_category(self) -> dict[str, list[Puzzle]]:
+        return {c: [p for p in self.puzzles if p.category == c] for c in CATEGORIES}
+
+    def puzzles_for_eval(self) -> list[tuple[str, str, Any, tuple[int, ...]]]:
+        """(id, category, state, solutions) per puzzle, for `eval.puzzles.solve_rates`."""
+        return [(p.id, p.category, from_board(self.config, p.board, p.to_move), p.solutions)
+                for p in self.puzzles]
+
+
+# -- labelling ----------------------------------------------------------------------------
+def classify(solver: Solver, board: np.ndarray, to_move: int
+             ) -> Optional[tuple[str, list[int]]]:
+    """(category, solutions) for a position with no five on it, or None if it fits none."""
+    me, b = to_move, board.reshape(-1)
+    own_fives = solver.five_cells(b, me)
+    if own_fives.size:
+        return "five", own_fives.tolist()
+    threats = solver.five_cells(b, -me)
+    if threats.size:
+        return ("block_four", threats.tolist()) if threats.size == 1 else None
+    quick = solver.winning_moves(b, me, 3)
+    if quick:
+        return "open_four", quick
+    fours = set(solver.four_moves(b, me).tolist())
+    if not fours:
+        saves = solver.saving_moves(b, me, 3)
+        return ("stop_three", saves) if saves else None
+    wins = solver.winning_moves(b, me, 5)
+    if wins and fours.intersection(wins):
+        return "fours_win", wins
+    return None
+
+
+def random_position(rng: np.random.Generator, board_size: int, num_stones: int,
+                    radius: int = 2) -> Optional[np.ndarray]:
+    """int8[N, N] after `num_stones` random moves (black first), each on an empty cell within
+    `radius` (Chebyshev) of a stone; None if a five appeared on the way."""
+    n = board_size
+    board = np.zeros((n, n), np.int8)
+    c = n // 2
+    board[c + rng.integers(-2, 3), c + rng.integers(-2, 3)] = 1
+    for i in range(1, num_stones):
+        near = np.zeros_like(board, bool)
+        for r, q in np.argwhere(board != 0):
+            near[max(0, r - radius):r + radius + 1, max(0, q - radius):q + radius + 1] = True
+        cells = np.argwhere(near & (board == 0))
+        if not len(cells):
+            return None
+        r, q = cells[rng.integers(len(cells))]
+        board[r, q] = 1 if i % 2 == 0 else -1
+    return board
+
+
+def _has_five(solver: Solver, board: np.ndarray) -> bool:
+    sums = board.reshape(-1)[solver.windows].sum(axis=1)
+    return bool(np.any(np.abs(sums) == solver.k))
+
+
+def generate(board_size: int = 15, per_category: int = 40, seed: int = 0,
+             stones: tuple[int, int] = (10, 40), max_positions: int = 200_000,
+             max_solutions: int = 12, log: Callable[[str], None] = lambda s: None) -> Suite:
+    """Sample random positions until each category has `per_category` puzzles (or
+    `max_positions` were tried), freestyle, k = 5.
+
+    Puzzles with more than `max_solutions` correct moves are dropped (too easy to hit).
+    """
+    config = GameConfig(board_size=board_size, win_length=5, rule="freestyle")
+    solver = Solver(board_size, 5)
+    rng = np.random.default_rng(seed)
+    found: dict[str, list[Puzzle]] = {c: [] for c in CATEGORIES}
+    seen = set()
+    for tried in range(1, max_positions + 1):
+        if all(len(v) >= per_category for v in found.values()):
+            break
+        board = random_position(rng, board_size, int(rng.integers(*stones)))
+        if board is None or _has_five(solver, board) or board.tobytes() in seen:
+            continue
+        seen.add(board.tobytes())
+        to_move = 1 if np.sum(board == 1) == np.sum(board == -1) else -1
+        label = classify(solver, board, to_move)
+        if label is None or len(label[1]) > max_solutions:
+            continue
+        category, solutions = label
+        if len(found[category]) < per_category:
+            found[category].append(Puzzle(f"{category}-{len(found[category]):03d}", category,
+                                          board, to_move, tuple(sorted(solutions))))
+            log(f"{tried} positions: " + ", ".join(f"{c} {len(v)}" for c, v in found.items()))
+    return Suite(config, tuple(p for c in CATEGORIES for p in found[c]))
+
+
+# -- files --------------------------------------------------------------------------------
+def to_json(suite: Suite) -> dict[str, Any]:
+    cfg = suite.config
+    rows = lambda b: ["".join(".xo"[int(v)] for v in row) for row in b]  # noqa: E731
+    return {"board_size": cfg.board_size, "win_length": cfg.win_length, "rule": cfg.rule,
+            "puzzles": [{"id": p.id, "category": p.category, "board": rows(p.board),
+                         "to_move": "black" if p.to_move == 1 else "white",
+                         "solutions": [[a // cfg.board_size, a % cfg.board_size]
+                                       for a in p.solutions]} for p in suite.puzzles]}
+
+
+def save(suite: Suite, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(to_json(suite), indent=1) + "\n")
+
+
+def from_json(data: dict[str, Any], source: str = "suite") -> Suite:
+    """A Suite from its JSON form; ValueError naming the puzzle and what is wrong."""
+    try:
+        config = GameConfig(board_size=int(data["board_size"]),
+                            win_length=int(data["win_length"]), rule=str(data["rule"]))
+        items = list(data["puzzles"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{source}: needs board_size, win_length, rule and puzzles ({e})")
+    n, puzzles = config.board_size, []
+    for i, item in enumerate(items):
+        where = f"{source}: puzzle {i} ({item.get('id', '?') if isinstance(item, dict) else '?'})"
+        try:
+            rows = item["board"]
+            if len(rows) != n or any(len(r) != n for r in rows):
+                raise ValueError(f"board must be {n} rows of {n} characters")
+            board = np.array([[_SYMBOLS[ch] for ch in r] for r in rows], np.int8)
+            if item["category"] not in CATEGORIES:
+                raise ValueError(f"category must be one of {CATEGORIES}")
+            state = from_board(config, board, item["to_move"])
+            solutions = tuple(sorted(int(r) * n + int(c) for r, c in item["solutions"]))
+            if not solutions or any(not 0 <= a < n * n or board.reshape(-1)[a] != 0
+                                    for a in solutions):
+                raise ValueError("solutions must be a non-empty list of empty [row, col] cells")
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"{where}: missing or malformed field ({e})") from None
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+        puzzles.append(Puzzle(str(item["id"]), item["category"], board, int(state.color),
+                              solutions))
+    return Suite(config, tuple(puzzles))
+
+
+def load(path: str | Path) -> Suite:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"cannot read tactical suite {path}: {e}") from None
+    return from_json(data, str(path))
+
+
+def default_suite() -> Suite:
+    """The suite shipped with the package: 15x15 freestyle, 40 puzzles per category."""
+    text = resources.files("gomoku_jax.games.gomoku").joinpath("data", DEFAULT_SUITE).read_text()
+    return from_json(json.loads(text), DEFAULT_SUITE)

@@ -1,0 +1,140 @@
+"""What every search algorithm shares: its output, its config base, and the tree-size check.
+
+A search algorithm is a frozen dataclass of its knobs (a subclass of `SearchAlgorithm`)
+whose `search` method runs it on a batch of env states:
+
+    out = algorithm.search(env, evaluator, params, states, key, num_simulations)
+
+- `env`: any game (`games.protocol.Env`); the search steps it inside the tree.
+- `evaluator(env, params, states, key) -> (logits float32[B, A], value float32[B])`, the
+  value for each state's side to move in [-1, 1] (`search.evaluators`).
+- `states`: leaves with a leading batch axis B; `key` is consumed.
+- `out`: a `SearchOutput` (action, policy, root value, and the tree for inspection).
+
+The fields every algorithm has (defined here) shape what the evaluator says; the rest are
+the algorithm's own. `for_play()` gives the full-strength copy that playing agents use
+(no exploration noise, greedy), while self-play passes its exploration config. Registering
+an algorithm is one line in `search/__init__.py`'s `ALGORITHMS`.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import os
+from typing import Any, ClassVar, NamedTuple, Optional
+
+import jax
+import mctx
+
+PRIOR_SHAPING = ("soft", "hard", "off")
+SYMMETRY_MODES = ("random", "average", "none")
+
+
+class SearchOutput(NamedTuple):
+    """action int32[B]; policy float32[B, A] (visit distribution, or Gumbel's improved
+    policy: the training target); value float32[B] (the root's value for the side to move);
+    tree: the `mctx.Tree` the search built (leaves [B, ...]), for inspection."""
+
+    action: jax.Array
+    policy: jax.Array
+    value: jax.Array
+    tree: mctx.Tree
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchAlgorithm(abc.ABC):
+    """Base of every search algorithm's config (all static; hashable, so a jit argument).
+
+    Attributes:
+      prior_shaping: how the game's `candidate_weights` (Gomoku: seed 000's proximity mask)
+        shape the prior at every node: "soft" multiplies it in, "hard" drops the moves whose
+        weight is under `candidate_threshold` (all legal moves if that leaves none), "off".
+      candidate_threshold: the weight a move needs under "hard" shaping.
+      symmetry: at every evaluation, "random" evaluates the position under one random
+        element of the game's symmetry group and maps the policy back (seed 001),
+        "average" averages over the whole group, "none" evaluates as is.
+      value_discount: the value is multiplied by this per ply (seed 001: 0.8 .. 1.0).
+      max_tree_bytes: the tree's memory limit (None: half of the device's memory).
+    """
+
+    name: ClassVar[str] = "search"
+
+    prior_shaping: str = "soft"
+    candidate_threshold: float = 0.1
+    symmetry: str = "random"
+    value_discount: float = 1.0
+    max_tree_bytes: Optional[int] = None
+
+    def __post_init__(self):
+        if self.prior_shaping not in PRIOR_SHAPING:
+            raise ValueError(f"prior_shaping must be one of {PRIOR_SHAPING}, got "
+                             f"{self.prior_shaping!r}")
+        if self.symmetry not in SYMMETRY_MODES:
+            raise ValueError(f"symmetry must be one of {SYMMETRY_MODES}, got {self.symmetry!r}")
+        if not 0.0 <= self.value_discount <= 1.0:
+            raise ValueError(f"value_discount must be in [0, 1], got {self.value_discount!r}")
+        if not 0.0 <= self.candidate_threshold <= 1.0:
+            raise ValueError(f"candidate_threshold must be in [0, 1], got "
+                             f"{self.candidate_threshold!r}")
+
+    @abc.abstractmethod
+    def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
+               num_simulations: int) -> SearchOutput:
+        """Search from every state of the batch and choose a move for each (see the module
+        docstring). Raises ValueError at trace time when the tree would not fit."""
+
+    def for_play(self) -> "SearchAlgorithm":
+        """The full-strength copy of this config: no exploration noise, greedy."""
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class VisitSampling:
+    """How an algorithm that counts visits turns them into a move: the most visited
+    (`greedy`), or a sample at temperature τ_t = max(τ0 · decay^t, τ_min), t the game's move
+    number (seed 001: 0.8, 0.9, 0.05)."""
+
+    temperature: float = 0.8
+    temperature_decay: float = 0.9
+    temperature_min: float = 0.05
+    greedy: bool = False
+
+    def _check_sampling(self):
+        for name in ("temperature", "temperature_min", "temperature_decay"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+
+
+def tree_bytes(batch: int, num_simulations: int, num_actions: int, embedding_bytes: int) -> int:
+    """Approximate memory of an mctx tree: B·(S+1)·(24·A + embedding bytes)."""
+    return batch * (num_simulations + 1) * (24 * num_actions + embedding_bytes)
+
+
+def _memory_limit() -> int:
+    """Half of the default device's memory (or of the host's RAM on CPU)."""
+    try:
+        stats = jax.devices()[0].memory_stats() or {}
+    except Exception:  # some backends don't report
+        stats = {}
+    if "bytes_limit" in stats:
+        return int(stats["bytes_limit"]) // 2
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+
+
+def check_tree_memory(env, states: Any, num_simulations: int,
+                      max_tree_bytes: Optional[int] = None) -> int:
+    """Tree bytes for this batch; ValueError if over `max_tree_bytes` (default: half of the
+    device memory). Runs at trace time, on shapes only."""
+    leaves = jax.tree.leaves(states)
+    batch = leaves[0].shape[0]
+    per_state = sum(x.dtype.itemsize * x.size for x in leaves) // batch
+    need = tree_bytes(batch, num_simulations, env.num_actions, per_state)
+    limit = max_tree_bytes if max_tree_bytes is not None else _memory_limit()
+    if need > limit:
+        raise ValueError(
+            f"the search tree would need about {need / 2**30:.2f} GiB (batch {batch} x "
+            f"{num_simulations + 1} nodes x (24 x {env.num_actions} + {per_state}) bytes) but "
+            f"the limit is {limit / 2**30:.2f} GiB: lower the batch or num_simulations, or "
+            f"raise max_tree_bytes")
+    return need

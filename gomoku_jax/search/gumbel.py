@@ -1,0 +1,81 @@
+"""Gumbel MuZero (mctx's root: Gumbel top-k and Sequential Halving; interior: the
+deterministic Full Gumbel selection), masked children excluded at every depth.
+
+Its move is the best considered action given the Gumbel noise; its policy target is the
+improved policy softmax(prior + completed Q). `for_play()` sets `gumbel_scale` to 0: the
+considered actions are then the top-k of the prior and the move is deterministic (on the
+tactical suite that plays much better than with the noise: 94% against 83% solved).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+from gomoku_jax.search import model, selection
+from gomoku_jax.search.base import SearchAlgorithm, SearchOutput, check_tree_memory
+from gomoku_jax.search.evaluate import MASKED
+
+
+@dataclasses.dataclass(frozen=True)
+class Gumbel(SearchAlgorithm):
+    """Gumbel MuZero search.
+
+    Attributes (besides `SearchAlgorithm`'s):
+      max_num_considered_actions: root actions kept by Gumbel top-k (mctx's default 16).
+      gumbel_scale: the scale of the root's Gumbel noise (0: top-k of the prior).
+      sample_plies: for the first `sample_plies` moves of a game, sample the move from the
+        root's visit distribution instead (more varied self-play openings).
+    """
+
+    name = "gumbel"
+
+    max_num_considered_actions: int = 16
+    gumbel_scale: float = 1.0
+    sample_plies: int = 0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.max_num_considered_actions < 1 or self.sample_plies < 0:
+            raise ValueError("max_num_considered_actions must be >= 1 and sample_plies >= 0")
+        if self.gumbel_scale < 0:
+            raise ValueError(f"gumbel_scale must be >= 0, got {self.gumbel_scale!r}")
+
+    def for_play(self) -> "Gumbel":
+        return dataclasses.replace(self, gumbel_scale=0.0, sample_plies=0)
+
+    def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
+               num_simulations: int) -> SearchOutput:
+        check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
+        k_root, k_gumbel, k_search, k_move = jax.random.split(key, 4)
+        root, allowed = model.root_output(env, evaluator, self, params, states, k_root)
+        q = mctx.qtransform_completed_by_mix_value
+        gumbel = self.gumbel_scale * jax.random.gumbel(k_gumbel, root.prior_logits.shape)
+        tree = model.run(
+            env, evaluator, self, params, root, allowed, k_search, num_simulations,
+            functools.partial(selection.gumbel_interior_selection, qtransform=q),
+            root_select=functools.partial(
+                mctx.gumbel_muzero_root_action_selection, num_simulations=num_simulations,
+                max_num_considered_actions=self.max_num_considered_actions, qtransform=q),
+            extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel))
+        summary = tree.summary()
+        # The best considered action: the highest gumbel + logits + completed Q among the
+        # most visited (Sequential Halving's survivors), as mctx's gumbel_muzero_policy.
+        completed = jax.vmap(q, in_axes=(0, None))(tree, tree.ROOT_INDEX)
+        most = jnp.max(summary.visit_counts, axis=-1, keepdims=True)
+        scores = jnp.where(summary.visit_counts == most,
+                           gumbel + root.prior_logits + completed, -jnp.inf)
+        action = jnp.argmax(jnp.where(allowed, scores, -jnp.inf), axis=-1).astype(jnp.int32)
+        if self.sample_plies > 0:
+            sampled = selection.sample_visits(k_move, summary.visit_probs,
+                                              jnp.ones(action.shape))
+            early = jax.vmap(env.move_number)(states) < self.sample_plies
+            action = jnp.where(early, sampled, action)
+        policy = jax.nn.softmax(jnp.where(allowed, root.prior_logits + completed, MASKED))
+        return SearchOutput(action, policy.astype(jnp.float32),
+                            summary.value.astype(jnp.float32), tree)

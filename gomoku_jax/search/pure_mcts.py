@@ -1,0 +1,57 @@
+"""Pure MCTS: UCT with random playouts, the classic baseline (OpenSpiel's MCTSBot, the
+reference ladder of Gomoku AlphaZero projects: 1000 ... 5000 playouts).
+
+Every allowed child of a node is visited once before any is revisited, then UCB1:
+Q + c · sqrt(ln N / n). Leaves are valued by the evaluator (its agents use random playouts:
+`RolloutEvaluator`), finished games by their result, and the move is the most visited
+child. This is the worked example of a search plug-in: one module, one registry line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+
+from gomoku_jax.search import model, selection
+from gomoku_jax.search.base import (SearchAlgorithm, SearchOutput, VisitSampling,
+                                    check_tree_memory)
+
+
+@dataclasses.dataclass(frozen=True)
+class PureMCTS(VisitSampling, SearchAlgorithm):
+    """UCT search.
+
+    Attributes (besides `SearchAlgorithm`'s and `VisitSampling`'s):
+      exploration: c in Q + c · sqrt(ln N / n), for Q in [-1, 1] (OpenSpiel's uct_c = 2).
+    Defaults differ from the other algorithms' where the classic baseline does: no prior
+    shaping, no symmetries, the most visited move.
+    """
+
+    name = "pure_mcts"
+
+    prior_shaping: str = "off"
+    symmetry: str = "none"
+    greedy: bool = True
+    exploration: float = 2.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        self._check_sampling()
+        if not self.exploration >= 0:
+            raise ValueError(f"exploration must be >= 0, got {self.exploration!r}")
+
+    def for_play(self) -> "PureMCTS":
+        return dataclasses.replace(self, greedy=True)
+
+    def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
+               num_simulations: int) -> SearchOutput:
+        check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
+        k_root, k_search, k_move = jax.random.split(key, 3)
+        root, allowed = model.root_output(env, evaluator, self, params, states, k_root)
+        select = functools.partial(selection.uct_selection, exploration=self.exploration)
+        tree = model.run(env, evaluator, self, params, root, allowed, k_search,
+                         num_simulations, select)
+        return selection.visit_output(self, env, states, tree, k_move)

@@ -1,0 +1,141 @@
+"""Action selection inside the tree, on mctx's `Tree`, with masked children never chosen.
+
+mctx masks `invalid_actions` only at the root: below it, a child whose prior is zero is
+still chosen whenever its transformed Q beats the visited children's scores, so a search
+in a bad position walks through occupied cells (which `step` scores as a loss) and
+hard-masked moves. The functions here compute mctx's scores and then mask every child whose
+prior logit is the `MASKED` sentinel, at every depth (mctx's interface: `(rng_key, tree,
+node_index, depth) -> action`, one unbatched tree).
+
+Also here: the Q transforms beyond mctx's, and how a move is drawn from the visit counts.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+from gomoku_jax.search.base import SearchOutput
+from gomoku_jax.search.evaluate import MASKED
+
+
+def allowed_children(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:
+    """bool[A]: the children of a node the search may visit (prior logit not MASKED)."""
+    return tree.children_prior_logits[node_index] > MASKED
+
+
+def masked_argmax(scores: jax.Array, allowed: jax.Array) -> jax.Array:
+    """int32[]: the argmax of `scores` over the allowed entries."""
+    return jnp.argmax(jnp.where(allowed, scores, -jnp.inf)).astype(jnp.int32)
+
+
+def puct_selection(rng_key, tree: mctx.Tree, node_index, depth, *, pb_c_init: float,
+                   pb_c_base: float, qtransform) -> jax.Array:
+    """PUCT (AlphaZero / MuZero): argmax of Q + c(N) · P · sqrt(N) / (1 + n), with
+    c(N) = c_init + log((N + c_base + 1) / c_base), a 1e-7 random tie-break, masked
+    children excluded at every depth."""
+    del depth
+    visits = tree.children_visits[node_index]
+    node_visits = tree.node_visits[node_index]
+    pb_c = pb_c_init + jnp.log((node_visits + pb_c_base + 1.0) / pb_c_base)
+    prior = jax.nn.softmax(tree.children_prior_logits[node_index])
+    policy_score = jnp.sqrt(node_visits) * pb_c * prior / (visits + 1)
+    noise = 1e-7 * jax.random.uniform(rng_key, (tree.num_actions,))
+    scores = qtransform(tree, node_index) + policy_score + noise
+    return masked_argmax(scores, allowed_children(tree, node_index))
+
+
+def gumbel_interior_selection(rng_key, tree: mctx.Tree, node_index, depth, *,
+                              qtransform) -> jax.Array:
+    """Full Gumbel MuZero's deterministic interior selection (visits follow
+    softmax(prior + completed Q)), masked children excluded."""
+    del rng_key, depth
+    visits = tree.children_visits[node_index]
+    logits = tree.children_prior_logits[node_index]
+    probs = jax.nn.softmax(logits + qtransform(tree, node_index))
+    scores = probs - visits / (1 + jnp.sum(visits))
+    return masked_argmax(scores, allowed_children(tree, node_index))
+
+
+def decisive_children(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:
+    """bool[A]: the visited children whose move ended the game with a win for the node's
+    mover (an absorbing child, discount 0, reward +1): the exact best moves there."""
+    return ((tree.children_visits[node_index] > 0)
+            & (tree.children_discounts[node_index] == 0)
+            & (tree.children_rewards[node_index] >= 1.0))
+
+
+def uct_selection(rng_key, tree: mctx.Tree, node_index, depth, *, exploration: float
+                  ) -> jax.Array:
+    """UCT (UCB1 applied to trees): every allowed child is visited once, in random order
+    (ties broken by the prior), before any is revisited; then argmax of
+    Q + c · sqrt(ln N / n), Q the mean result in [-1, 1] for the node's mover. A child whose
+    move won the game is always chosen (a decisive move: its value is exact), so a lost
+    position's mean moves toward -1 as soon as the winning reply is found."""
+    del depth
+    visits = tree.children_visits[node_index]
+    node_visits = tree.node_visits[node_index].astype(jnp.float32)
+    noise = jax.random.uniform(rng_key, (tree.num_actions,))
+    ucb = tree.qvalues(node_index) + exploration * jnp.sqrt(
+        jnp.log(jnp.maximum(node_visits, 1.0)) / jnp.maximum(visits, 1))
+    prior = jax.nn.softmax(tree.children_prior_logits[node_index])
+    unvisited = 1e9 + prior + 1e-3 * noise
+    scores = jnp.where(visits == 0, unvisited, ucb + 1e-7 * noise)
+    scores = jnp.where(decisive_children(tree, node_index), 2e9, scores)
+    return masked_argmax(scores, allowed_children(tree, node_index))
+
+
+def alphazero_qtransform(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:
+    """float32[A]: Q(s, a) = W / N for visited children, 0 for unvisited ones (seed 001),
+    unnormalised, as PUCT's value term."""
+    visited = tree.children_visits[node_index] > 0
+    return jnp.where(visited, tree.qvalues(node_index), 0.0)
+
+
+def parent_value_qtransform(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:
+    """float32[A]: Q(s, a) = W / N for visited children, the node's mean value for
+    unvisited ones (first-play urgency = the parent's value, as Leela Zero)."""
+    visited = tree.children_visits[node_index] > 0
+    return jnp.where(visited, tree.qvalues(node_index), tree.node_values[node_index])
+
+
+def move_temperature(move_number: jax.Array, temperature: float, decay: float,
+                     minimum: float) -> jax.Array:
+    """τ_t = max(τ0 · decay^t, τ_min) with t the move number."""
+    decayed = temperature * decay ** move_number.astype(jnp.float32)
+    return jnp.maximum(decayed, minimum)
+
+
+def sample_visits(key: jax.Array, probs: jax.Array, temperature: jax.Array) -> jax.Array:
+    """int32[B]: an action drawn ∝ probs^(1/τ) (probs [B, A], temperature [B])."""
+    logits = jnp.where(probs > 0, jnp.log(jnp.maximum(probs, 1e-30)), MASKED)
+    return jax.random.categorical(key, logits / temperature[:, None]).astype(jnp.int32)
+
+
+def choose_by_visits(sampling, env, states, tree: mctx.Tree, key: jax.Array) -> jax.Array:
+    """int32[B]: when `sampling.greedy`, a root move that wins the game at once if the
+    search found one, else the most visited (ties broken by the higher Q); otherwise a
+    sample ∝ visits^(1/τ) at the move temperature of each state's move number
+    (`VisitSampling`)."""
+    summary = tree.summary()
+    visit_probs = summary.visit_probs
+    if sampling.greedy:
+        # Q in [-1, 1] adds less than one visit: it only breaks ties between counts.
+        scores = summary.visit_counts + 0.25 * (jnp.clip(summary.qvalues, -1, 1) + 1)
+        scores = jnp.where(summary.visit_counts > 0, scores, -1.0)
+        decisive = jax.vmap(decisive_children, in_axes=(0, None))(tree, tree.ROOT_INDEX)
+        scores = jnp.where(decisive, 1e9, scores)
+        return jnp.argmax(scores, axis=-1).astype(jnp.int32)
+    temperature = move_temperature(jax.vmap(env.move_number)(states), sampling.temperature,
+                                   sampling.temperature_decay, sampling.temperature_min)
+    return sample_visits(key, visit_probs, temperature)
+
+
+def visit_output(sampling, env, states, tree: mctx.Tree, key: jax.Array) -> SearchOutput:
+    """The output of a search that counts visits: the move of `choose_by_visits`, the visit
+    distribution as the policy, the root's value."""
+    summary = tree.summary()
+    return SearchOutput(choose_by_visits(sampling, env, states, tree, key),
+                        summary.visit_probs.astype(jnp.float32),
+                        summary.value.astype(jnp.float32), tree)

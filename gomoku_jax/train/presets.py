@@ -1,0 +1,62 @@
+"""Named training configs: `gomoku-jax train --preset quick|gomoku15|seed|test`."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gomoku_jax.games.gomoku.config import GameConfig
+from gomoku_jax.nets.resnet import NET_PRESETS
+from gomoku_jax.search.puct import PUCT
+from gomoku_jax.train.config import (EvalSection, OptimSection, ReplaySection, RunSection,
+                                     SelfPlaySection, TrainConfig)
+
+PRESETS: dict[str, TrainConfig] = {
+    # A 2-core CPU in minutes: 9×9 four in a row (five in a row on 9×9 ends mostly in draws
+    # against the heuristic player: too little signal for a few minutes of training), a
+    # 3×32 net with the heuristics' pattern plane as a sixth input, 32-simulation PUCT with
+    # the parent-value Q, the arena only at the end.
+    "quick": TrainConfig(
+        game=GameConfig(board_size=9, win_length=4, observation="canonical",
+                        feature_plane="patterns"),
+        net=dataclasses.replace(NET_PRESETS["small"], blocks=3),
+        search=PUCT(q_transform="parent"),
+        selfplay=SelfPlaySection(games=64, moves=16, num_simulations=32),
+        replay=ReplaySection(capacity=20_000, synthetic_fraction=0.1, min_size=1000),
+        optim=OptimSection(learning_rate=2e-3, batch_size=256, sgd_steps=8,
+                           schedule="warmup_cosine", warmup_steps=20, grad_clip=1.0),
+        eval=EvalSection(every=0, games=64, agent_simulations=64,
+                         opponents=("random", "heuristic", "pure_mcts:num_simulations=64")),
+        run=RunSection(iterations=40, checkpoint_every=10)),
+    # Tests: a 7×7 four in a row, the tiny net, a few simulations.
+    "test": TrainConfig(
+        game=GameConfig(board_size=7, win_length=4, observation="canonical"),
+        net=NET_PRESETS["tiny"],
+        selfplay=SelfPlaySection(games=8, moves=6, num_simulations=4),
+        replay=ReplaySection(capacity=256, synthetic_fraction=0.25, min_size=8),
+        optim=OptimSection(learning_rate=1e-3, batch_size=16, sgd_steps=2),
+        eval=EvalSection(every=0, games=8, agent_simulations=4,
+                         opponents=("random", "previous")),
+        run=RunSection(iterations=2, checkpoint_every=1)),
+    # 15×15 freestyle on a GPU with seed 001's network (10 × 128) in bfloat16.
+    "gomoku15": TrainConfig(
+        game=GameConfig(board_size=15, win_length=5, observation="canonical"),
+        net=dataclasses.replace(NET_PRESETS["seed"], dtype="bfloat16"),
+        selfplay=SelfPlaySection(games=512, moves=32, num_simulations=128),
+        replay=ReplaySection(capacity=200_000, synthetic_fraction=0.05, min_size=20_000),
+        optim=OptimSection(learning_rate=1e-3, batch_size=1024, sgd_steps=50,
+                           schedule="warmup_cosine", warmup_steps=500, grad_clip=1.0),
+        eval=EvalSection(every=20, games=64, agent_simulations=128,
+                         opponents=("random", "heuristic", "mcts", "previous")),
+        run=RunSection(iterations=2000, checkpoint_every=20)),
+    # Seed 001's schedule as written: 200 episodes, then 50 steps of batch 1024.
+    "seed": TrainConfig(
+        selfplay=SelfPlaySection(games=200, moves=225, num_simulations=400,
+                                 carry_games=False),
+        run=RunSection(iterations=1000)),
+}
+
+
+def preset(name: str) -> TrainConfig:
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; available: {sorted(PRESETS)}")
+    return PRESETS[name]

@@ -1,0 +1,83 @@
+"""The search and policy agents: legal moves and distributions over them, a pure function of
+the key, one game or a batch (on Gomoku; the searches on connect_four are in
+tests/search)."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import gomoku_jax
+from gomoku_jax import agents
+
+GOMOKU = gomoku_jax.make("gomoku", board_size=7, win_length=4)
+CONNECT_FOUR = gomoku_jax.make("pgx/connect_four")
+BATCH = 8
+# The uniform evaluator keeps compiling cheap: these tests are about the agents' plumbing
+# (the heuristic evaluator is tested with the tactics, rollouts with pure MCTS).
+SPECS = {"policy": {"evaluator": "uniform"},
+         "mcts": {"num_simulations": 8, "evaluator": "uniform"},
+         "gumbel": {"num_simulations": 8, "evaluator": "uniform"},
+         "pure_mcts": {"num_simulations": 16}}
+
+
+@functools.lru_cache(maxsize=None)
+def positions(env):
+    """BATCH positions: the start and random games of 0 to 10 moves."""
+    step = jax.jit(jax.vmap(env.step))
+    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), BATCH))
+    for ply in range(10):
+        actions = gomoku_jax.games.random_legal_action(jax.random.key(ply),
+                                                       states.legal_action_mask)
+        stepped = step(states, actions)
+        keep = (jnp.arange(BATCH) > ply) & ~stepped.terminated
+        states = jax.tree.map(lambda a, b: jnp.where(
+            keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), stepped, states)
+    return states
+
+
+@functools.lru_cache(maxsize=None)
+def act_batch(agent):
+    return jax.jit(agent.act_batch)
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_plays_legal_moves_from_a_distribution_over_them(name):
+    env = GOMOKU
+    agent = agents.make(name, **SPECS[name]).bind(env)
+    states = positions(env)
+    keys = jax.random.split(jax.random.key(1), BATCH)
+    actions, agent_state, info = act_batch(agent)(None, None, states, keys)
+    legal = np.asarray(states.legal_action_mask)
+    actions, policy = np.asarray(actions), np.asarray(info["policy"])
+    assert agent_state is None and policy.shape == (BATCH, env.num_actions)
+    assert legal[np.arange(BATCH), actions].all()
+    np.testing.assert_allclose(policy.sum(-1), 1.0, atol=1e-5)
+    assert (policy[~legal] == 0).all() and (policy[np.arange(BATCH), actions] > 0).all()
+    assert (np.abs(np.asarray(info["value"])) <= 1).all()
+    again = act_batch(agent)(None, None, states, keys)
+    np.testing.assert_array_equal(actions, again[0])  # a pure function of the key
+
+
+def test_one_game_is_a_batch_of_one():
+    agent = agents.make("mcts", **SPECS["mcts"]).bind(GOMOKU)
+    state = jax.tree.map(lambda x: x[3], positions(GOMOKU))
+    key = jax.random.key(2)
+    action, _, info = jax.jit(agent.act)(None, None, state, key)
+    batched, _, binfo = act_batch(agent)(None, None, jax.tree.map(lambda x: x[None], state),
+                                         key[None])
+    assert int(action) == int(batched[0])
+    np.testing.assert_allclose(info["policy"], binfo["policy"][0])
+
+
+def test_auto_evaluator_is_the_games_own():
+    assert type(agents.make("mcts").bind(GOMOKU).evaluator_fn()).__name__ == \
+        "HeuristicEvaluator"
+    assert type(agents.make("mcts").bind(CONNECT_FOUR).evaluator_fn()).__name__ == \
+        "RolloutEvaluator"
+    with pytest.raises(ValueError, match="evaluates \\['gomoku'\\]"):
+        agents.make("mcts", evaluator="heuristic").bind(CONNECT_FOUR)

@@ -1,0 +1,98 @@
+"""Positions and checks shared by the search tests (tests/ is on the import path, as for
+conftest's helpers)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import gomoku_jax
+from gomoku_jax.games.random_play import random_legal_action
+from gomoku_jax.search.evaluate import candidates
+
+
+def stack(states):
+    return jax.tree.map(lambda *x: jnp.stack(x), *states)
+
+
+@dataclasses.dataclass(frozen=True)
+class PeakedEvaluator:
+    """All prior mass on the lowest legal action (its logit `peak` above the rest, whose
+    prior underflows to 0, as a confident network's or heuristic's does) and one value
+    everywhere. With a positive value every visited child looks bad for the parent's mover
+    (Q = -value), the situation of a lost position: then the unvisited children, legal and
+    illegal alike, look best."""
+
+    value: float = 0.5
+    peak: float = 200.0
+
+    def __call__(self, env, params, states, key):
+        legal = states.legal_action_mask
+        first = jnp.arange(env.num_actions) == jnp.argmax(legal, axis=-1, keepdims=True)
+        return (jnp.where(first, self.peak, 0.0).astype(jnp.float32),
+                jnp.full(legal.shape[:1], self.value, jnp.float32))
+
+
+@functools.lru_cache(maxsize=None)
+def late_positions(board_size: int, win_length: int, count: int, seed: int):
+    """(env, states [count]): live positions after 40-70% of the board was filled by
+    random play."""
+    env = gomoku_jax.make("gomoku", board_size=board_size, win_length=win_length)
+    a = env.num_actions
+
+    @jax.jit
+    def play(key):
+        k_init, k_play, k_len = jax.random.split(key, 3)
+        plies = jax.random.randint(k_len, (), a * 2 // 5, a * 7 // 10)
+
+        def body(i, state):
+            nxt = env.step(state, random_legal_action(jax.random.fold_in(k_play, i),
+                                                      state.legal_action_mask))
+            return jax.tree.map(lambda x, y: jnp.where(i < plies, x, y), nxt, state)
+
+        return jax.lax.fori_loop(0, a, body, env.init(k_init))
+
+    out = []
+    key = jax.random.key(seed)
+    while len(out) < count:
+        key, k = jax.random.split(key)
+        state = play(k)
+        if not bool(state.terminated):
+            out.append(state)
+    return env, stack(out)
+
+
+def illegal_interior_visits(env, algorithm, tree) -> tuple[int, int]:
+    """(visits on children that were illegal or hard-masked in their node's state, all
+    child visits) over the expanded live nodes of a batched mctx tree."""
+    states = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), tree.embeddings)
+    allowed, _ = candidates(env, algorithm.prior_shaping, algorithm.candidate_threshold, states)
+    visits = np.asarray(tree.children_visits)
+    allowed = np.asarray(allowed).reshape(visits.shape)
+    live = (np.asarray(tree.node_visits) > 0) & ~np.asarray(states.terminated).reshape(
+        visits.shape[:2])
+    searched = (visits > 0) & live[..., None]
+    return int((searched & ~allowed).sum()), int(searched.sum())
+
+
+@functools.lru_cache(maxsize=None)
+def _examples(env):
+    """256 of the game's synthetic tactical examples (one compile per env)."""
+    return jax.device_get(env.synthetic_examples(jax.random.key(0), 256))
+
+
+def four_positions(env, kind: str, count: int, skip: int = 0):
+    """(states [count], answers bool[count, A]): positions where the side to move can win
+    in one ("win": it has a four) or must block the opponent's lone four ("block"), from
+    Gomoku's synthetic tactical examples (checked by the generator on the final position),
+    after the first `skip` of that kind."""
+    examples = _examples(env)
+    wanted = examples.value_weight == (1.0 if kind == "win" else 0.0)
+    index = np.flatnonzero((examples.weight > 0) & wanted)[skip:skip + count]
+    assert len(index) == count, f"only {len(index)} valid {kind} examples"
+    return jax.tree.map(lambda x: jnp.asarray(x[index]), examples.state), \
+        examples.policy[index] > 0

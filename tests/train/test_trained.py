@@ -1,0 +1,142 @@
+"""Trained networks in the arena and the tournament: loading a run, the `trained` and
+`evaluator=network` specs, the game taken from the run, clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gomoku_jax import cli
+from gomoku_jax.agents import PolicyAgent, SearchAgent, specs
+from gomoku_jax.train import trained
+
+
+@pytest.fixture(scope="module")
+def network(trained_run):
+    return trained.load(trained_run)
+
+
+def test_load_finds_the_step_from_any_of_the_run_paths(trained_run, network):
+    assert network.step == 5 and network.run_dir == trained_run.absolute()
+    for path in (trained_run / "checkpoints", trained_run / "checkpoints" / "5"):
+        other = trained.load(path)
+        assert (other.step, other.run_dir) == (5, network.run_dir)
+    assert trained.load(trained_run, step=4).step == 4
+    with pytest.raises(ValueError, match="has no checkpoint 2; it has \\[3, 4, 5\\]"):
+        trained.load(trained_run, step=2)
+    game = network.game_spec
+    assert (game.board_size, game.win_length, game.observation) == (7, 4, "canonical")
+    assert network.env.spec == game
+    assert "step 5 (Gomoku(board_size=7, win_length=4" in network.describe()
+
+
+def test_specs_with_a_network(network):
+    agent = specs.make_agent("trained", network)
+    assert agent == network.agent()
+    assert isinstance(agent, SearchAgent) and agent.evaluator == "network"
+    assert agent.num_simulations == network.config.eval.agent_simulations
+    assert agent.search == network.config.search.for_play()  # full strength
+    assert agent.search.greedy and agent.search.dirichlet_fraction == 0
+    assert agent.env == network.env
+    assert specs.make_agent("trained:num_simulations=16", network).num_simulations == 16
+    mcts = specs.make_agent("mcts:evaluator=network,num_simulations=8", network)
+    assert mcts.network == network.model and mcts.num_simulations == 8
+    policy = specs.make_agent("policy:evaluator=network", network)
+    assert isinstance(policy, PolicyAgent) and policy.network == network.model
+    for agent in (mcts, policy):
+        assert network.params_for(agent) is network.variables
+    for spec in ("random", "mcts:evaluator=heuristic"):
+        assert network.params_for(specs.make_agent(spec, network)) is None
+
+
+@pytest.mark.parametrize("spec, with_network, message", [
+    ("trained", False, "'trained' is a trained network's own agent, which needs a checkpoint"),
+    ("mcts:evaluator=network", False, "uses evaluator=network, which needs a trained network"),
+    ("trained:num_simulations=0", True, "takes an int >= 1, got 0"),
+    ("trained:greedy=false", True, "unknown config for agent 'trained': ['greedy']"),
+    ("trained:num_simulations=many", True, "takes an int, got 'many'"),
+    ("mcts:evaluator=network,network=x", True, "the field 'network' comes from the checkpoint"),
+])
+def test_spec_errors(network, spec, with_network, message):
+    with pytest.raises(ValueError) as e:
+        specs.make_agent(spec, network if with_network else None)
+    assert message in str(e.value)
+
+
+def test_arena_trained_vs_random(trained_run, tmp_path, capsys):
+    out = tmp_path / "match.json"
+    assert cli.main(["arena", "--checkpoint", str(trained_run), "--a", "trained",
+                     "--b", "random", "--games", "16", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "trained vs random: gomoku (board_size=7, win_length=4, rule=freestyle, " \
+           "observation=canonical" in text and "16 games" in text
+    assert f"network: {trained_run.absolute()} step 5" in text
+    result = json.loads(out.read_text())
+    assert result["game"] == {"id": "gomoku", "version": "v1", "board_size": 7, "win_length": 4,
+                              "rule": "freestyle", "observation": "canonical",
+                              "feature_plane": "none"}
+    assert result["games"] == 16 == result["wins"] + result["draws"] + result["losses"]
+    assert result["checkpoint"] == {"run_dir": str(trained_run.absolute()), "step": 5}
+
+
+def test_tournament_with_the_network_second(trained_run, tmp_path, capsys):
+    out = tmp_path / "table.json"
+    # The arena test's pairing (compiled programs come from the persistent cache), with
+    # the network as agent B; game flags, when given, must be the run's.
+    assert cli.main(["tournament", "--checkpoint", str(trained_run / "checkpoints" / "4"),
+                     "--agents", "random,trained", "--board-size", "7", "--win-length", "4",
+                     "--rule", "freestyle", "--games", "16", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["agents"] == ["random", "trained"]
+    assert result["games_per_pair"] == 16 and result["checkpoint"]["step"] == 4
+    assert "| rank | agent | Elo |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--checkpoint", "{tmp}/missing"], "--checkpoint {tmp}/missing: checkpoint path"),
+    (["--checkpoint", "{tmp}"], "is not a run directory"),
+    (["--checkpoint", "{run}", "--step", "1"], "has no checkpoint 1; it has [3, 4, 5]"),
+    (["--step", "1"], "--step 1 needs --checkpoint PATH"),
+    (["--checkpoint", "{run}", "--board-size", "9"],
+     "--board-size 9 doesn't match the checkpoint's game (Gomoku(board_size=7, win_length=4"),
+    (["--checkpoint", "{run}", "--game", "pgx/connect_four"],
+     "--game pgx/connect_four doesn't match the checkpoint's game gomoku"),
+    (["--checkpoint", "{run}", "--win-length", "5", "--rule", "exact5"],
+     "--win-length 5, --rule exact5 doesn't match"),
+    ([], "which needs a checkpoint: give --checkpoint PATH"),
+])
+def test_arena_checkpoint_errors(trained_run, tmp_path, argv, message):
+    argv = [a.format(tmp=tmp_path, run=trained_run) for a in argv]
+    with pytest.raises(SystemExit) as e:
+        cli.main(["arena", "--a", "trained", "--b", "random", *argv])
+    text = str(e.value.code)
+    assert text.startswith("error: ") and message.format(tmp=tmp_path) in text, text
+
+
+def test_game_flags_still_default_without_a_checkpoint(capsys):
+    assert cli.main(["arena", "--a", "random", "--b", "random", "--board-size", "7",
+                     "--games", "16"]) == 0
+    assert "gomoku (board_size=7, win_length=5" in capsys.readouterr().out
+
+
+def test_arena_on_connect_four_from_the_command_line(capsys):
+    assert cli.main(["arena", "--game", "pgx/connect_four", "--a", "random", "--b", "random",
+                     "--games", "4"]) == 0
+    assert "random vs random: pgx/connect_four" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        cli.main(["arena", "--game", "pgx/connect_four", "--a", "heuristic", "--b", "random"])
+    assert "plays ['gomoku'], not 'pgx/connect_four'" in str(e.value.code)
+    with pytest.raises(SystemExit) as e:
+        cli.main(["arena", "--game", "pgx/connect_four", "--board-size", "9", "--a", "random",
+                  "--b", "random"])
+    assert "--board-size set(s) a gomoku option" in str(e.value.code)
+
+
+def test_agents_of_two_loads_are_equal_and_share_compiled_code(trained_run):
+    """The agent holds the model (a frozen dataclass), not a bound method: loading the same
+    run twice gives equal agents, so `compiled_match`'s cache is hit."""
+    first, second = trained.load(trained_run), trained.load(trained_run)
+    assert first.model is not second.model
+    assert first.agent() == second.agent()
+    assert hash(first.agent()) == hash(second.agent())
