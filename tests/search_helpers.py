@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gomoku_jax
+from gomoku_jax.games.gomoku import winning_colours
 from gomoku_jax.games.random_play import random_legal_action
 from gomoku_jax.search.evaluate import candidates
 
@@ -79,20 +80,40 @@ def illegal_interior_visits(env, algorithm, tree) -> tuple[int, int]:
     return int((searched & ~allowed).sum()), int(searched.sum())
 
 
-@functools.lru_cache(maxsize=None)
-def _examples(env):
-    """256 of the game's synthetic tactical examples (one compile per env)."""
-    return jax.device_get(env.synthetic_examples(jax.random.key(0), 256))
+def four_positions(env, kind: str, count: int, seed: int):
+    """(states [count], answers bool[count, A]): black to move on `env` (Gomoku) with a
+    four of black's ("win": every cell that completes a line is an answer) or white's lone
+    four ("block": the one cell that stops it, and black has no win of its own), plus a few
+    scattered stones; answers checked by the pure-Python rules (`winning_colours`)."""
+    n, k = env.board_size, env.config.win_length
+    rng = np.random.default_rng(seed)
+    colour = 1 if kind == "win" else -1
+    states, answers = [], []
 
+    def completing(board, stone):
+        cells = np.flatnonzero(board.reshape(-1) == 0)
+        return [a for a in cells if stone in winning_colours(
+            np.where(np.arange(n * n).reshape(n, n) == a, stone, board), env.config)]
 
-def four_positions(env, kind: str, count: int, skip: int = 0):
-    """(states [count], answers bool[count, A]): positions where the side to move can win
-    in one ("win": it has a four) or must block the opponent's lone four ("block"), from
-    Gomoku's synthetic tactical examples (checked by the generator on the final position),
-    after the first `skip` of that kind."""
-    examples = _examples(env)
-    wanted = examples.value_weight == (1.0 if kind == "win" else 0.0)
-    index = np.flatnonzero((examples.weight > 0) & wanted)[skip:skip + count]
-    assert len(index) == count, f"only {len(index)} valid {kind} examples"
-    return jax.tree.map(lambda x: jnp.asarray(x[index]), examples.state), \
-        examples.policy[index] > 0
+    while len(states) < count:
+        board = np.zeros((n, n), np.int8)
+        r, c = rng.integers(0, n), rng.integers(0, n - k + 1)
+        board[r, c:c + k - 1] = colour
+        free = [tuple(x) for x in np.argwhere(board == 0)]
+        rng.shuffle(free)
+        # Black to move: as many black stones as white ones, the four's included.
+        extra = int(rng.integers(1, 4))
+        extra_black, extra_white = (extra, extra + k - 1) if colour == 1 else \
+            (extra + k - 1, extra)
+        for i, cell in enumerate(free[:extra_black + extra_white]):
+            board[cell] = 1 if i < extra_black else -1
+        try:
+            state = env.from_board(board, "black")
+        except ValueError:
+            continue
+        wins = completing(board, colour)
+        if not wins or (kind == "block" and (len(wins) != 1 or completing(board, 1))):
+            continue
+        states.append(state)
+        answers.append(np.isin(np.arange(n * n), wins))
+    return stack(states), np.stack(answers)

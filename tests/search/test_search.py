@@ -17,7 +17,7 @@ from gomoku_jax.search import selection
 from gomoku_jax.search.evaluate import candidates, evaluate
 from gomoku_jax.search.noise import add_root_noise, dirichlet_alpha
 
-from search_helpers import stack
+from search_helpers import four_positions, stack
 
 N = 9
 ENV = gomoku_jax.make("gomoku", board_size=N)
@@ -131,44 +131,11 @@ def test_evaluation_under_symmetries_maps_the_policy_back(mode):
 
 # ----------------------------------------------------------------- tactics
 
-def four_positions(kind: str, count: int, seed: int):
-    """Positions where the side to move (black) can win in one ("win"), or must block
-    white's lone four ("block"), with the answer cells bool[B, A]."""
-    rng = np.random.default_rng(seed)
-    states, answers = [], []
-    while len(states) < count:
-        board = np.zeros((N, N), np.int8)
-        r, c = rng.integers(0, N), rng.integers(0, N - 4)
-        colour = 1 if kind == "win" else -1
-        board[r, c:c + 4] = colour
-        free = [tuple(x) for x in np.argwhere(board == 0)]
-        rng.shuffle(free)
-        # Black to move: as many black stones as white ones, the four's included.
-        extra = int(rng.integers(1, 4))
-        extra_black, extra_white = (extra, extra + 4) if colour == 1 else (extra + 4, extra)
-        for i, cell in enumerate(free[:extra_black + extra_white]):
-            board[cell] = 1 if i < extra_black else -1
-        try:
-            state = ENV.from_board(board, "black")
-        except ValueError:
-            continue
-        flat = np.flatnonzero(board.reshape(-1) == 0)
-        wins = [a for a in flat if colour in gomoku_jax.games.gomoku.winning_colours(
-            np.where(np.arange(N * N).reshape(N, N) == a, colour, board), ENV.config)]
-        black_wins = [a for a in flat if 1 in gomoku_jax.games.gomoku.winning_colours(
-            np.where(np.arange(N * N).reshape(N, N) == a, 1, board), ENV.config)]
-        if not wins or (kind == "block" and (black_wins or len(wins) != 1)):
-            continue
-        states.append(state)
-        answers.append(np.isin(np.arange(N * N), wins))
-    return stack(states), np.stack(answers)
-
-
 def test_gumbel_with_the_heuristic_evaluator_takes_the_win_and_blocks_the_four():
     """(PUCT's tactics with the heuristic evaluator: games/gomoku/test_tactics.py.)"""
     name = "gumbel"
-    wins, win_answers = four_positions("win", 8, seed=1)
-    blocks, block_answers = four_positions("block", 8, seed=2)
+    wins, win_answers = four_positions(ENV, "win", 8, seed=1)
+    blocks, block_answers = four_positions(ENV, "block", 8, seed=2)
     states = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), wins, blocks)
     answers = np.concatenate([win_answers, block_answers])
     agent = agents.make(name, num_simulations=32).bind(ENV)
