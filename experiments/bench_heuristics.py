@@ -25,7 +25,7 @@ from gomoku_jax import agents
 from gomoku_jax.benchmarks.timing import (describe_machine, fmt_rate, parse_int_list,
                                           setup_run, time_compiled, time_python)
 from gomoku_jax.games.gomoku.features import pattern_features, proximity_mask
-from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import table as markdown_table, write_report
 
 DEFAULT_BATCHES = (1, 16, 256, 1024, 4096)
 FUNCTIONS = ("proximity mask", "pattern features", "heuristic move")
@@ -131,9 +131,7 @@ def main(args: argparse.Namespace) -> int:
              + markdown_table(["function", "implementation", "batch", "compile s",
                                "boards/s (wall)", "boards/CPU-s", "vs NumPy (CPU)"], rows))
     print("\n" + table + f"\n\n(total {time.perf_counter() - t0:.0f} s)")
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table + "\n")
+    write_report(table, args.out)
     return 0
 
 

@@ -53,7 +53,6 @@ import argparse
 import dataclasses
 import functools
 import itertools
-import json
 import os
 import sys
 import time
@@ -72,7 +71,7 @@ from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rat
 from gomoku_jax.games.gomoku.evaluator import HeuristicEvaluator
 from gomoku_jax.games.protocol import is_over
 from gomoku_jax.games.random_play import random_legal_action
-from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import table as markdown_table, write_report
 from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
 from gomoku_jax.search.evaluate import evaluate
 from gomoku_jax.search.evaluators import NetworkEvaluator, RolloutEvaluator, UniformEvaluator
@@ -739,17 +738,11 @@ def main(args: argparse.Namespace) -> int:
     report = render_report(results, args.board_size, args.repeats, args.curve_batch, args.net)
     print("\n" + report)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(report + "\n")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"machine": describe_machine(), "board_size": args.board_size,
-                       "repeats": args.repeats, "net": args.net,
-                       "curve_batch": args.curve_batch, "curve_evaluator": args.curve_evaluator,
-                       "grid": [c.as_dict() for c in results["grid"]],
-                       "curve": [r.as_dict() for r in results["curve"]],
-                       "profile": results["profile"]}, f, indent=1)
+    write_report(report, args.out, args.json, {
+        "machine": describe_machine(), "board_size": args.board_size, "repeats": args.repeats,
+        "net": args.net, "curve_batch": args.curve_batch, "curve_evaluator": args.curve_evaluator,
+        "grid": [c.as_dict() for c in results["grid"]],
+        "curve": [r.as_dict() for r in results["curve"]], "profile": results["profile"]})
     return 0
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import statistics
 import sys
 import time
@@ -52,7 +51,7 @@ import jax.numpy as jnp
 
 from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rate,
                                           parse_int_list, pin_cpus, time_jitted)
-from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import table as markdown_table, write_report
 from gomoku_jax.train import learner, replay, selfplay
 from gomoku_jax.train.alphazero import AlphaZero
 from gomoku_jax.train.config import TrainConfig, override
@@ -670,12 +669,7 @@ def main(args: argparse.Namespace) -> int:
     report = render_report(out, args.repeats)
     print("\n" + report)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(report + "\n")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(to_json(out, args), f, indent=1)
+    write_report(report, args.out, args.json, to_json(out, args))
     return 0
 
 

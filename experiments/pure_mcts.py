@@ -6,8 +6,9 @@ wins in one and blocks fours on generated positions, and more playouts beat fewe
 
 Prints two markdown tables: the share of generated positions (Gomoku's synthetic tactical
 examples) where the agent plays a winning move (the side to move has a four) or the only
-block (the opponent has a lone four and the side to move none), per playout budget; and, with `--arena A,B`, the arena result of
-B playouts against A (every opening both ways, Elo with its interval).
+block (the opponent has a lone four and the side to move none), per playout budget; and,
+with `--arena A,B`, the arena result of B playouts against A (every opening both ways, Elo
+with its interval).
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ machines are shared and noisy; CPU time is the steadier number).
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -30,7 +29,7 @@ from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rat
                                           parse_int_list, setup_run,
                                           time_compiled, time_python)
 from gomoku_jax.games.random_play import random_legal_action
-from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import table as markdown_table, write_report
 
 DEFAULT_BATCHES = (1, 16, 256, 1024, 4096, 16384)
 
@@ -248,13 +247,9 @@ def main(args: argparse.Namespace) -> int:
              + render_table(results, args.board_size))
     print("\n" + table)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table + "\n")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump([m.__dict__ | {"per_wall_s": m.per_wall_s, "per_cpu_s": m.per_cpu_s}
-                       for m in results], f, indent=1)
+    write_report(table, args.out, args.json,
+                 [m.__dict__ | {"per_wall_s": m.per_wall_s, "per_cpu_s": m.per_cpu_s}
+                  for m in results])
     return 0
 
 

@@ -14,7 +14,6 @@ the game flags default to the run's, and other values are refused.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from typing import Optional
 
@@ -23,6 +22,7 @@ import jax
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.cli.common import add_game_arguments, load_network, setup_game
 from gomoku_jax.eval.arena import per_opening_colour, run_match
+from gomoku_jax.markdown import write_report
 
 
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
@@ -62,10 +62,8 @@ def main(args: argparse.Namespace) -> int:
     if args.per_opening:
         print()
         print(result.per_opening_table())
-    if args.json:
-        with open(args.json, "w") as f:
-            extra = {"seed": args.seed}
-            if network is not None:
-                extra["checkpoint"] = network.to_dict()
-            json.dump(result.to_dict() | extra, f, indent=1)
+    extra = {"seed": args.seed}
+    if network is not None:
+        extra["checkpoint"] = network.to_dict()
+    write_report("", json_path=args.json, record=result.to_dict() | extra)
     return 0

@@ -15,7 +15,6 @@ the solver (seeded) instead of loading the shipped one; `--save FILE` keeps it.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from typing import Optional
 
@@ -24,7 +23,7 @@ import jax
 from gomoku_jax.agents.specs import make_agent, split_specs
 from gomoku_jax.eval.puzzles import SolveResult, solve_rates
 from gomoku_jax.games.gomoku import tactics
-from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import table as markdown_table, write_report
 
 DEFAULT_AGENTS = "random,proximity_random,heuristic,mcts,gumbel"
 
@@ -97,11 +96,6 @@ def main(args: argparse.Namespace) -> int:
     table = markdown_table(header, rows)
     print()
     print(table)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table + "\n")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"board_size": cfg.board_size, "rule": cfg.rule, "seed": args.seed,
-                       "results": records}, f, indent=1)
+    write_report(table, args.out, args.json, {"board_size": cfg.board_size, "rule": cfg.rule,
+                                             "seed": args.seed, "results": records})
     return 0

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Optional
 
 import jax
@@ -18,6 +17,7 @@ from gomoku_jax.cli.common import add_game_arguments, load_network, setup_game
 from gomoku_jax.eval import elo
 from gomoku_jax.eval.arena import MatchResult, per_opening_colour
 from gomoku_jax.eval.tournament import run_tournament
+from gomoku_jax.markdown import write_report
 
 
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
@@ -73,13 +73,8 @@ def main(args: argparse.Namespace) -> int:
     table = result.markdown()
     print()
     print(table)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(table + "\n")
-    if args.json:
-        with open(args.json, "w") as f:
-            extra = {"seed": args.seed}
-            if network is not None:
-                extra["checkpoint"] = network.to_dict()
-            json.dump(result.to_dict() | extra, f, indent=1)
+    extra = {"seed": args.seed}
+    if network is not None:
+        extra["checkpoint"] = network.to_dict()
+    write_report(table, args.out, args.json, result.to_dict() | extra)
     return 0
