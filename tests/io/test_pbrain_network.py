@@ -37,7 +37,7 @@ def move(engine: pbrain.PbrainEngine, line: str) -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def engine(trained_run):
-    return make_engine(trained_run)
+    return make_engine(trained_run, "--levels", "1")  # time control: test_pbrain.py
 
 
 def test_plays_only_the_runs_board_with_legal_moves(engine, trained_run):
