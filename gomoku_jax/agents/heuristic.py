@@ -8,14 +8,13 @@ import dataclasses
 import jax.numpy as jnp
 
 from gomoku_jax.agents.base import Agent, play_best
-from gomoku_jax.games.gomoku.features.cell_values import CellValues, cell_values, position_value
-from gomoku_jax.games.gomoku.features.heuristic_score import HeuristicScoreConfig
-from gomoku_jax.games.gomoku.features.patterns import PatternConfig
+from gomoku_jax.games.gomoku.evaluator import HeuristicWeights
+from gomoku_jax.games.gomoku.features.cell_values import position_value
 from gomoku_jax.games.gomoku.features.proximity import proximity_mask
 
 
 @dataclasses.dataclass(frozen=True)
-class HeuristicAgent(Agent):
+class HeuristicAgent(HeuristicWeights, Agent):
     """Takes an immediate win, else blocks the opponent's five, else maximises
 
         attack * own(cell) + defence * opponent(cell) + proximity_weight * proximity(cell)
@@ -28,24 +27,11 @@ class HeuristicAgent(Agent):
     name = "heuristic"
     games = ("gomoku",)
 
-    attack: float = 1.0
-    defence: float = 0.9
-    score_weight: float = 1.0
     proximity_weight: float = 0.5
-    value_scale: float = 50.0
-    patterns: PatternConfig = PatternConfig()
-    heuristic_score: HeuristicScoreConfig = HeuristicScoreConfig()
-
-    def cell_values(self, board, colour, win_length, rule) -> CellValues:
-        """What a `colour` stone is worth on each cell, with this player's weights."""
-        return cell_values(board, colour, win_length, rule, self.patterns, self.score_weight,
-                           self.heuristic_score)
 
     def act(self, params, agent_state, state, key):
-        cfg = state.config
         legal = state.legal_action_mask
-        own = self.cell_values(state.board, state.color, cfg.win_length, cfg.rule)
-        opp = self.cell_values(state.board, -state.color, cfg.win_length, cfg.rule)
+        own, opp = self.both_sides(state)
         near = proximity_mask(state.board, self.patterns.proximity)
         mix = (self.attack * own.value + self.defence * opp.value
                + self.proximity_weight * near).reshape(-1)

@@ -9,17 +9,43 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from gomoku_jax.games.gomoku.features.cell_values import cell_values, position_value
+from gomoku_jax.games.gomoku.features.cell_values import (CellValues, cell_values,
+                                                          position_value)
 from gomoku_jax.games.gomoku.features.heuristic_score import HeuristicScoreConfig
 from gomoku_jax.games.gomoku.features.patterns import PatternConfig
 from gomoku_jax.games.gomoku.state import State
 
 
 @dataclasses.dataclass(frozen=True)
-class HeuristicEvaluator:
+class HeuristicWeights:
+    """The weights the heuristic player and evaluator share: a cell is worth
+    `attack · own + defence · opponent`, own / opponent from `features.cell_values` (threat
+    `patterns` plus `score_weight` · HeuristicScore); `value_scale` scales `position_value`."""
+
+    attack: float = 1.0
+    defence: float = 0.9
+    score_weight: float = 1.0
+    value_scale: float = 50.0
+    patterns: PatternConfig = PatternConfig()
+    heuristic_score: HeuristicScoreConfig = HeuristicScoreConfig()
+
+    def cell_values(self, board, colour, win_length, rule) -> CellValues:
+        """What a `colour` stone is worth on each cell of `board` with these weights."""
+        return cell_values(board, colour, win_length, rule, self.patterns, self.score_weight,
+                           self.heuristic_score)
+
+    def both_sides(self, state: State) -> tuple[CellValues, CellValues]:
+        """(the side to move's cell values, the opponent's)."""
+        cfg = state.config
+        return (self.cell_values(state.board, state.color, cfg.win_length, cfg.rule),
+                self.cell_values(state.board, -state.color, cfg.win_length, cfg.rule))
+
+
+@dataclasses.dataclass(frozen=True)
+class HeuristicEvaluator(HeuristicWeights):
     """`evaluator(env, params, states, key) -> (logits float32[B, N*N], value float32[B])`.
 
-    Prior from cell values (`features.cell_values`, weighted like the heuristic player):
+    Prior from cell values (`HeuristicWeights`, as the heuristic player's):
     `logits = (attack · own + defence · opponent) / prior_temperature`, plus `win_bonus` on
     a five to complete and half of it on the opponent's five to block; value =
     `position_value` (exact where a five or a double threat decides, else a tanh of the
@@ -28,21 +54,11 @@ class HeuristicEvaluator:
 
     games: ClassVar[tuple[str, ...]] = ("gomoku",)  # the env ids it evaluates
 
-    attack: float = 1.0
-    defence: float = 0.9
-    score_weight: float = 1.0
-    value_scale: float = 50.0
-    patterns: PatternConfig = PatternConfig()
-    heuristic_score: HeuristicScoreConfig = HeuristicScoreConfig()
     prior_temperature: float = 10.0
     win_bonus: float = 50.0
 
     def single(self, state: State) -> tuple[jax.Array, jax.Array]:
-        cfg = state.config
-        values = lambda colour: cell_values(  # noqa: E731
-            state.board, colour, cfg.win_length, cfg.rule, self.patterns, self.score_weight,
-            self.heuristic_score)
-        own, opp = values(state.color), values(-state.color)
+        own, opp = self.both_sides(state)
         legal = state.legal_action_mask
         mix = (self.attack * own.value + self.defence * opp.value).reshape(-1)
         logits = (mix / self.prior_temperature + self.win_bonus * (own.wins.reshape(-1) & legal)
