@@ -2,8 +2,8 @@
 
 `run_match` builds the start positions from a set of openings (action sequences; by
 default the game's `default_openings()`), each repeated `games_per_opening_colour` times,
-and plays them twice with `play_match` (one compiled loop over the whole batch each time):
-once with A as the game's first player, once with B. The result counts A's wins, draws
+and plays them twice with one compiled `play_match` (a loop over the whole batch): once with
+A as the game's first player, once with B (A passing its first turn). The result counts A's wins, draws
 and losses, in total, per side and per opening, with A's score and the Elo difference
 A - B with its 95% interval (`elo.estimate`). It works for any game of the platform.
 
@@ -180,11 +180,12 @@ class MatchResult:
 def compiled_match(env: Env, first: Agent, second: Agent, num_games: int
                    ) -> Callable[..., MatchOutcome]:
     """`play_match` jitted for one (env, agents, batch), cached:
-    f(key, first_params, second_params, start) -> MatchOutcome."""
+    f(key, first_params, second_params, start, first_passes) -> MatchOutcome; one program
+    for both side assignments (`first_passes` is traced)."""
 
-    def run(key, first_params, second_params, start):
+    def run(key, first_params, second_params, start, first_passes):
         return play_match(env, first, second, key, num_games, first_params, second_params,
-                          start)
+                          start, first_passes)
 
     return jax.jit(run)
 
@@ -224,13 +225,14 @@ def per_opening_colour(total_games: int, num_openings: int) -> int:
     return -(-total_games // (2 * num_openings))
 
 
-def _outcomes(out: MatchOutcome, a_moves_first: bool, num_openings: int, g: int) -> np.ndarray:
-    """A's outcome per game, [num_openings, g]: +1 win, 0 draw, -1 loss."""
+def _outcomes(out: MatchOutcome, a_is_first: bool, num_openings: int, g: int) -> np.ndarray:
+    """A's outcome per game, [num_openings, g]: +1 win, 0 draw, -1 loss (`a_is_first`: A
+    is the match's `first` agent, whose player id is `out.first_player`)."""
     if not np.all(np.asarray(is_over(out.states))):
         raise RuntimeError("play_match returned unfinished games: the game's "
                            "max_game_length is too short")
     player = np.asarray(out.first_player)
-    a_player = player if a_moves_first else 1 - player
+    a_player = player if a_is_first else 1 - player
     returns = np.asarray(out.returns)
     return np.sign(returns[np.arange(len(player)), a_player]).reshape(num_openings, g)
 
@@ -243,7 +245,7 @@ def run_match(env: Env, agent_a: Agent, agent_b: Agent, key: jax.Array,
     """Play A against B from every opening, `games_per_opening_colour` games with A as the
     first player and as many with B: 2 * len(openings) * games_per_opening_colour games.
 
-    Each side assignment is one compiled `play_match` over the whole batch (compiled once
+    Both side assignments run one compiled `play_match` over the whole batch (compiled once
     per env, agent pair and batch size, then cached). The first half of `key` drives the
     games with A first, the second half the others, so a result depends on the key only.
 
@@ -270,13 +272,14 @@ def run_match(env: Env, agent_a: Agent, agent_b: Agent, key: jax.Array,
     first, second = (agent_a, agent_b) if a_moves_first else (agent_b, agent_a)
     params_first, params_second = (params_a, params_b) if a_moves_first else (params_b,
                                                                               params_a)
-    a_first = compiled_match(env, first, second, g * num_openings)(
-        key_a_first, params_first, params_second, start)
-    b_first = compiled_match(env, second, first, g * num_openings)(
-        key_b_first, params_second, params_first, start)
+    # One program for both halves: in the second, `first` passes its first turn, so `second`
+    # moves at the start and A has the game's other side.
+    match = compiled_match(env, first, second, g * num_openings)
+    a_first = match(key_a_first, params_first, params_second, start, False)
+    b_first = match(key_b_first, params_first, params_second, start, True)
     a_first, b_first = jax.device_get((a_first, b_first))
     outcome_first = _outcomes(a_first, a_moves_first, num_openings, g)
-    outcome_second = _outcomes(b_first, not a_moves_first, num_openings, g)
+    outcome_second = _outcomes(b_first, a_moves_first, num_openings, g)
     per_opening = tuple((Record.from_outcomes(f), Record.from_outcomes(s))
                         for f, s in zip(outcome_first, outcome_second))
     as_first = Record.from_outcomes(outcome_first)

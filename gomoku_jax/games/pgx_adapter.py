@@ -45,14 +45,19 @@ class PgxGame(GameSpec):
 
 @functools.lru_cache(maxsize=None)
 def _pgx_env(env_id: str):
-    try:
-        import pgx
-    except ImportError:
-        raise ValueError("pgx envs need the pgx package: pip install pgx") from None
-    try:
-        env = pgx.make(env_id)
-    except ValueError as e:
-        raise ValueError(f"unknown pgx env {env_id!r}: {e}") from None
+    # pgx's game modules build jnp constants when they are first imported: imported while
+    # a jit is tracing, those constants would be that trace's tracers, leaked into every
+    # later use of the game. Importing and making the env at compile-time-eval keeps them
+    # concrete.
+    with jax.ensure_compile_time_eval():
+        try:
+            import pgx
+        except ImportError:
+            raise ValueError("pgx envs need the pgx package: pip install pgx") from None
+        try:
+            env = pgx.make(env_id)
+        except ValueError as e:
+            raise ValueError(f"unknown pgx env {env_id!r}: {e}") from None
     if env.num_players != 2:
         raise ValueError(f"pgx env {env_id!r} has {env.num_players} players; the platform "
                          f"plays two-player games")
@@ -63,6 +68,13 @@ class PgxEnv(Env):
     """A pgx env behind the game protocol (`PgxEnv.from_spec(PgxGame("connect_four"))`)."""
 
     Spec = PgxGame
+
+    @classmethod
+    def from_spec(cls, spec: PgxGame) -> "PgxEnv":
+        """The env of `spec`; pgx's env is made here, so a bad id fails at once."""
+        env = super().from_spec(spec)
+        _pgx_env(spec.env_id)
+        return env
 
     @property
     def pgx(self):

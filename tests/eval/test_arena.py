@@ -112,12 +112,19 @@ def test_results_depend_on_the_seed_only():
 
 
 def test_compiled_once_per_pairing_and_batch():
+    """One program plays both side assignments (`first_passes` is traced), and a second
+    match of the same pairing and batch reuses it."""
     random_vs_proximity(0)
     before = arena.compiled_match.cache_info()
     run_match(ENV7, agents.make("random"), agents.make("proximity_random"),
               jax.random.key(5), 1)
     after = arena.compiled_match.cache_info()
-    assert after.hits == before.hits + 2 and after.misses == before.misses
+    assert after.hits == before.hits + 1 and after.misses == before.misses
+    # the openings have 3 moves: B (proximity_random) is to move after them
+    program = arena.compiled_match(ENV7, agents.make("proximity_random").bind(ENV7),
+                                   agents.make("random").bind(ENV7),
+                                   len(ENV7.default_openings()))
+    assert program._cache_size() == 1
 
 
 def test_to_dict_and_summary():

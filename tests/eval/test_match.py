@@ -73,6 +73,19 @@ def test_swapping_the_agents_swaps_the_colours():
     assert (finals.winner == BLACK).all()
 
 
+def test_when_the_first_agent_passes_its_first_turn_the_second_moves_first():
+    """`first_passes`: the game LAST-vs-FIRST, played by the FIRST-vs-LAST program."""
+    out = jax.device_get(MATCH(ENV, FIRST, LAST, jax.random.key(0), 4, None, None, None,
+                               jnp.bool_(True)))
+    board = expected_board(range(80, 75, -1), range(4))
+    np.testing.assert_array_equal(out.states.board, np.stack([board] * 4))
+    assert (out.states.move_count == 9).all() and (out.plies == 9).all()
+    # `first` (FIRST) played white, and lost
+    assert (out.first_player == 1 - out.states.black_player).all()
+    rows = np.arange(4)
+    assert (out.returns[rows, out.first_player] == -1).all()
+
+
 def test_a_start_batch_with_white_to_move_lets_white_move_first():
     # One black stone in the centre; the first agent (LAST) plays white: 80, then black
     # (FIRST) 0, white 79, ... white's fifth stone (76..80) comes before black's.

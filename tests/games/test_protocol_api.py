@@ -5,6 +5,9 @@ on envs that break the protocol."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -69,3 +72,28 @@ def test_pgx_adapter_forfeits_an_out_of_range_action_and_keeps_pgx_semantics():
     assert bool(again.terminated) and again.rewards.tolist() == [0.0, 0.0]
     assert env.observe(state).dtype == jnp.float32 and env.observe(state).shape == (6, 7, 2)
     assert dataclasses.asdict(env.spec) == {"env_id": "connect_four", "max_game_length": 0}
+
+
+PGX_FIRST_USE_IN_A_TRACE = """
+import jax
+from gomoku_jax.games import pgx_adapter
+env = jax.jit(lambda k: pgx_adapter._pgx_env("connect_four").init(k))(jax.random.key(0))
+pgx_env = pgx_adapter._pgx_env("connect_four")
+after = pgx_env.step(pgx_env.init(jax.random.key(1)), 3)  # leaked tracers would raise here
+print("ok", int(after.current_player) in (0, 1))
+"""
+
+
+def test_pgx_imported_first_inside_a_trace_keeps_its_constants_concrete():
+    """pgx builds jnp constants when its game modules are imported; the adapter imports
+    them at compile-time eval, so a first use inside a jit does not leak tracers into the
+    game (in a fresh process: pgx is already imported here)."""
+    proc = subprocess.run([sys.executable, "-c", PGX_FIRST_USE_IN_A_TRACE],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    assert proc.returncode == 0 and "ok True" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_a_bad_pgx_id_fails_when_the_env_is_made():
+    with pytest.raises(ValueError, match="unknown pgx env 'connect_five'"):
+        games.make("pgx/connect_five", max_game_length=30)
