@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from gomoku_jax.games.fauxgo.env import FauxGo
 from gomoku_jax.games.gomoku.env import Gomoku
 from gomoku_jax.games.pgx_adapter import PgxEnv
 from gomoku_jax.games.protocol import Env, GameSpec
@@ -17,6 +18,7 @@ from gomoku_jax.games.protocol import Env, GameSpec
 # One line per game: spec id -> env class.
 GAMES: dict[str, type[Env]] = {
     "gomoku": Gomoku,
+    "fauxgo": FauxGo,
     "pgx": PgxEnv,
 }
 

@@ -23,6 +23,7 @@ ENVS = {
                                     observation="canonical"),
     "gomoku-9x9-exact5-patterns": dict(game_id="gomoku", board_size=9, rule="exact5",
                                        feature_plane="patterns"),
+    "fauxgo-5-komi": dict(game_id="fauxgo", board_size=5, komi=0.5),
     "pgx-tic_tac_toe": dict(game_id="pgx/tic_tac_toe"),
     "pgx-connect_four": dict(game_id="pgx/connect_four"),
 }

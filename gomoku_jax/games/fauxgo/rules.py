@@ -1,0 +1,173 @@
+"""Faux Go's transition on a single state: regions, escape, captures and enclosures, scoring.
+
+The rules (version "v1"; the README has them in full):
+
+- Regions of a colour C: the 4-connected components of the cells that hold neither an
+  opponent stone nor an opponent enclosure. A region *escapes* if it holds an empty edge
+  cell; otherwise it is *sealed*.
+- After P places a stone (O the opponent): every sealed region of O becomes P's enclosure
+  (its O stones are captured, its cells become empty cells owned by P; a sealed region without
+  O stones, an empty pocket, becomes P's too: a fort). Then every sealed region of P that holds
+  P stones is captured the same way by O (a self-sealing move).
+- Two passes in a row, or 2 N^2 plies, end the game; each colour scores its stones plus the
+  empty cells it owns (komi to white); the higher score wins.
+
+Connected regions are found by flooding: a boolean "reached" map grows to the 4-neighbours
+inside a mask in a `lax.while_loop` until it stops changing (a handful of steps on small
+boards, at most the longest path in the region). Whether a region escapes is a flood from the
+empty edge cells, so no component labels are needed.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gomoku_jax.games.fauxgo.config import FauxGoConfig
+from gomoku_jax.games.fauxgo.state import BLACK, EMPTY, State
+
+_SPREADS_PER_CHECK = 4  # flood steps between two convergence checks
+
+
+@functools.lru_cache(maxsize=None)
+def edge_mask(board_size: int) -> np.ndarray:
+    """bool[N, N]: the cells on the board's edge."""
+    edge = np.ones((board_size, board_size), bool)
+    edge[1:-1, 1:-1] = False
+    return edge
+
+
+def _spread(reached: jax.Array, mask: jax.Array) -> jax.Array:
+    """One flood step: `reached` plus its 4-neighbours, inside `mask` (bool[N, N])."""
+    false_row = jnp.zeros_like(reached[:1])
+    false_col = jnp.zeros_like(reached[:, :1])
+    grown = (reached
+             | jnp.concatenate([reached[1:], false_row])
+             | jnp.concatenate([false_row, reached[:-1]])
+             | jnp.concatenate([reached[:, 1:], false_col], axis=1)
+             | jnp.concatenate([false_col, reached[:, :-1]], axis=1))
+    return grown & mask
+
+
+def flood(seed: jax.Array, mask: jax.Array) -> jax.Array:
+    """bool[N, N]: the cells of `mask` 4-connected inside `mask` to a cell of `seed & mask`."""
+
+    def body(carry):
+        reached, _ = carry
+        grown = reached
+        for _ in range(_SPREADS_PER_CHECK):
+            grown = _spread(grown, mask)
+        return grown, jnp.any(grown != reached)
+
+    reached, _ = jax.lax.while_loop(lambda c: c[1], body, (seed & mask, jnp.bool_(True)))
+    return reached
+
+
+def sealed_cells(board: jax.Array, owner: jax.Array, color: jax.Array) -> jax.Array:
+    """bool[N, N]: the cells of `color`'s sealed regions (regions with no empty edge cell)."""
+    region = (board != -color) & (owner != -color)
+    escapes = flood(region & (board == EMPTY) & edge_mask(board.shape[-1]), region)
+    return region & ~escapes
+
+
+def resolve(board: jax.Array, owner: jax.Array, mover: jax.Array
+            ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """The captures and enclosures after `mover` placed a stone (already on `board`).
+
+    Returns (board, owner, stones captured by the mover, stones the mover lost), the counts
+    int32[].
+    """
+    opponent = -mover
+    taken = sealed_cells(board, owner, opponent)
+    captured = jnp.sum(taken & (board == opponent), dtype=jnp.int32)
+    board = jnp.where(taken, EMPTY, board).astype(jnp.int8)
+    owner = jnp.where(taken, mover, owner).astype(jnp.int8)
+
+    own_sealed = sealed_cells(board, owner, mover)
+    lost_regions = flood(own_sealed & (board == mover), own_sealed)
+    lost = jnp.sum(lost_regions & (board == mover), dtype=jnp.int32)
+    board = jnp.where(lost_regions, EMPTY, board).astype(jnp.int8)
+    owner = jnp.where(lost_regions, opponent, owner).astype(jnp.int8)
+    return board, owner, captured, lost
+
+
+def scores(board: jax.Array, owner: jax.Array, komi: float) -> jax.Array:
+    """float32[2]: (black, white) scores, stones on the board plus owned empty cells, komi to
+    white."""
+    def of(color):
+        return jnp.sum((board == color) | ((board == EMPTY) & (owner == color)),
+                       dtype=jnp.int32).astype(jnp.float32)
+
+    return jnp.stack([of(BLACK), of(-BLACK) + komi])
+
+
+def initial_state(config: FauxGoConfig, black_player: jax.Array) -> State:
+    """The empty board, black to move; `black_player` int32[] is black's player id."""
+    n = config.board_size
+    return State(
+        board=jnp.zeros((n, n), jnp.int8), owner=jnp.zeros((n, n), jnp.int8),
+        color=jnp.int8(BLACK), black_player=jnp.asarray(black_player, jnp.int32),
+        passes=jnp.int32(0), ply=jnp.int32(0), captures=jnp.zeros((2,), jnp.int32),
+        last_action=jnp.int32(-1), winner=jnp.int8(0), rewards=jnp.zeros((2,), jnp.float32),
+        terminated=jnp.bool_(False), truncated=jnp.bool_(False), config=config)
+
+
+def init(config: FauxGoConfig, key: jax.Array) -> State:
+    """A new game; `key` draws which player id plays black (as pgx does)."""
+    return initial_state(config, jax.random.bernoulli(key).astype(jnp.int32))
+
+
+def step(state: State, action: jax.Array) -> State:
+    """One move of the side to move (`action` int[]: `row * N + col`, or N*N to pass).
+    Pure; batch with `jax.vmap`.
+
+    - A finished game is returned unchanged, with zero rewards.
+    - An illegal action (out of [0, N*N], an occupied cell, a cell in the opponent's
+      enclosure) leaves the board as it is and ends the game: the mover loses (-1, +1).
+    - A placement resolves captures and enclosures (`resolve`); a pass does nothing else.
+    - The second pass in a row, or the move reaching 2 N^2 plies, ends the game: the higher
+      score gets +1 and the other -1 (0 each for equal scores).
+    """
+    cfg = state.config
+    n2 = cfg.num_cells
+    action = jnp.asarray(action, jnp.int32)
+    color = state.color
+    live = ~state.terminated
+    in_range = (action >= 0) & (action <= n2)
+    legal = in_range & state.legal_action_mask[jnp.clip(action, 0, n2)]
+    is_pass = action == n2
+    place = live & legal & ~is_pass
+    illegal = live & ~legal
+
+    cell = jnp.clip(action, 0, n2 - 1)
+    row, col = cell // cfg.board_size, cell % cfg.board_size
+    placed = state.board.at[row, col].set(color)
+    cleared = state.owner.at[row, col].set(0)
+    board, owner, captured, lost = resolve(placed, cleared, color)
+    board = jnp.where(place, board, state.board)
+    owner = jnp.where(place, owner, state.owner)
+    mover_slot = (color != BLACK).astype(jnp.int32)  # 0 black, 1 white
+    gains = jnp.where(place, jnp.where(jnp.arange(2) == mover_slot, captured, lost), 0)
+
+    passes = jnp.where(live & legal, jnp.where(is_pass, state.passes + 1, 0), state.passes)
+    ply = state.ply + (live & legal).astype(jnp.int32)
+    scored = live & legal & ((passes >= 2) | (ply >= cfg.max_plies))
+    black, white = scores(board, owner, cfg.komi)
+    result = jnp.sign(black - white).astype(jnp.int8)  # +1 black ahead, -1 white, 0 equal
+    winner = jnp.where(scored, result, jnp.where(illegal, -color, state.winner)).astype(jnp.int8)
+
+    ids = jnp.arange(2, dtype=jnp.int32)
+    black_id = state.black_player
+    colour_of_id = jnp.where(ids == black_id, BLACK, -BLACK)
+    ended_by_rules = scored | illegal
+    rewards = jnp.where(ended_by_rules, (colour_of_id * winner).astype(jnp.float32), 0.0)
+    return state.replace(
+        board=board, owner=owner,
+        color=jnp.where(live, -color, color).astype(jnp.int8),
+        passes=passes, ply=ply, captures=state.captures + gains,
+        last_action=jnp.where(live, action, state.last_action),
+        winner=winner, rewards=rewards.astype(jnp.float32),
+        terminated=state.terminated | ended_by_rules)
