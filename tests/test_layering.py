@@ -24,7 +24,8 @@ LAYERS = {
 GENERIC = ("search", "train", "eval", "agents")
 PLUG_IN_TABLES = {"train/presets.py", "agents/registry.py", "agents/evaluators.py",
                   "agents/heuristic.py", "agents/__init__.py"}
-GAME_INTERNALS = ("gomoku_jax.games.gomoku", "gomoku_jax.games.pgx_adapter")
+GAME_INTERNALS = ("gomoku_jax.games.gomoku", "gomoku_jax.games.fauxgo",
+                  "gomoku_jax.games.pgx_adapter")
 
 
 def modules() -> dict[str, pathlib.Path]:
