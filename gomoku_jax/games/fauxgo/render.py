@@ -6,8 +6,6 @@ import html
 
 import numpy as np
 
-from gomoku_jax.games.fauxgo.rules import scores
-
 _CHARS = {(1, 0): "X", (-1, 0): "O", (0, 0): ".", (0, 1): "x", (0, -1): "o"}
 _FILL = {1: "#333", -1: "#fff"}
 _SHADE = {1: "rgba(0,0,0,0.28)", -1: "rgba(255,255,255,0.55)"}
@@ -36,7 +34,9 @@ def to_text(state, index: int = 0) -> str:
             ch = _CHARS[(int(board[r, c]), int(owner[r, c]) if board[r, c] == 0 else 0)]
             cells.append(f"[{ch}]" if r * n + c == last else f" {ch} ")
         lines.append(f"{r:>3} " + "".join(cells).rstrip())
-    black, white = np.asarray(scores(board, owner, komi)).tolist()
+    # `rules.scores` on the host (render stays below state.py, which prints through it)
+    black = int(np.sum((board == 1) | ((board == 0) & (owner == 1))))
+    white = int(np.sum((board == -1) | ((board == 0) & (owner == -1)))) + komi
     mover = "black (X)" if color == 1 else "white (O)"
     lines.append(f"{mover} to move; score black {black:g}, white {white:g}"
                  + (" (last move: pass)" if last == n * n else ""))
