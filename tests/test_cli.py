@@ -145,7 +145,7 @@ def test_tournament_end_to_end(tmp_path, capsys):
      "uses evaluator=network, which needs a trained network"),
     (["arena", "--a", "trained", "--b", "random"], "needs a checkpoint"),
     (["arena", "--a", "random", "--b", "random", "--game", "chess"],
-     "unknown game 'chess'; available: ['gomoku', 'pgx']"),
+     "unknown game 'chess'; available: ['fauxgo', 'gomoku', 'pgx']"),
     (["arena", "--a", "random", "--b", "random", "--game", "pgx/connect_four",
       "--board-size", "7"], "--board-size set(s) a gomoku option; the game is pgx/connect_four"),
     (["arena", "--a", "heuristic", "--b", "random", "--game", "pgx/connect_four"],
