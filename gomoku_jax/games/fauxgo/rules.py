@@ -12,10 +12,11 @@ The rules (version "v1"; the README has them in full):
 - Two passes in a row, or 2 N^2 plies, end the game; each colour scores its stones plus the
   empty cells it owns (komi to white); the higher score wins.
 
-Connected regions are found by flooding: a boolean "reached" map grows to the 4-neighbours
-inside a mask in a `lax.while_loop` until it stops changing (a handful of steps on small
-boards, at most the longest path in the region). Whether a region escapes is a flood from the
-empty edge cells, so no component labels are needed.
+Regions are found by flooding on row bitboards: each row of a cell set is one int32 (bit c
+for column c), so growing a set to its 4-neighbours is two shifts and two row offsets on N
+words. A flood grows from the empty edge cells inside a colour's region mask in a
+`lax.while_loop` (eight growth steps per convergence check) until it stops changing; the
+sealed cells are whatever it does not reach, so no component labels are needed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 from gomoku_jax.games.fauxgo.config import FauxGoConfig
 from gomoku_jax.games.fauxgo.state import BLACK, EMPTY, State
 
-_SPREADS_PER_CHECK = 4  # flood steps between two convergence checks
+_SPREADS_PER_CHECK = 8  # flood steps between two convergence checks
 
 
 @functools.lru_cache(maxsize=None)
@@ -40,37 +41,54 @@ def edge_mask(board_size: int) -> np.ndarray:
     return edge
 
 
-def _spread(reached: jax.Array, mask: jax.Array) -> jax.Array:
-    """One flood step: `reached` plus its 4-neighbours, inside `mask` (bool[N, N])."""
-    false_row = jnp.zeros_like(reached[:1])
-    false_col = jnp.zeros_like(reached[:, :1])
-    grown = (reached
-             | jnp.concatenate([reached[1:], false_row])
-             | jnp.concatenate([false_row, reached[:-1]])
-             | jnp.concatenate([reached[:, 1:], false_col], axis=1)
-             | jnp.concatenate([false_col, reached[:, :-1]], axis=1))
-    return grown & mask
+def to_bits(cells: jax.Array) -> jax.Array:
+    """bool[N, N] -> int32[N]: bit c of word r is cell (r, c) (N <= 19 fits)."""
+    n = cells.shape[-1]
+    return jnp.sum(cells.astype(jnp.int32) << jnp.arange(n, dtype=jnp.int32), axis=-1)
 
 
-def flood(seed: jax.Array, mask: jax.Array) -> jax.Array:
-    """bool[N, N]: the cells of `mask` 4-connected inside `mask` to a cell of `seed & mask`."""
+def from_bits(bits: jax.Array, n: int) -> jax.Array:
+    """int32[N] -> bool[N, N], the inverse of `to_bits`."""
+    return ((bits[..., None] >> jnp.arange(n, dtype=jnp.int32)) & 1).astype(bool)
+
+
+def flood_bits(seed: jax.Array, mask: jax.Array) -> jax.Array:
+    """int32[N]: the cells of `mask` 4-connected inside `mask` to a cell of `seed & mask`
+    (row bitboards; `mask` holds no bit at or above N)."""
+    zero = jnp.zeros_like(mask[:1])
+
+    def spread(x):
+        below = jnp.concatenate([x[1:], zero])
+        above = jnp.concatenate([zero, x[:-1]])
+        return mask & (x | (x << 1) | (x >> 1) | below | above)
 
     def body(carry):
         reached, _ = carry
         grown = reached
         for _ in range(_SPREADS_PER_CHECK):
-            grown = _spread(grown, mask)
+            grown = spread(grown)
         return grown, jnp.any(grown != reached)
 
     reached, _ = jax.lax.while_loop(lambda c: c[1], body, (seed & mask, jnp.bool_(True)))
     return reached
 
 
+def flood(seed: jax.Array, mask: jax.Array) -> jax.Array:
+    """bool[N, N]: the cells of `mask` 4-connected inside `mask` to a cell of `seed & mask`."""
+    return from_bits(flood_bits(to_bits(seed), to_bits(mask)), mask.shape[-1])
+
+
+def _sealed_bits(region: jax.Array, empty: jax.Array, edge: jax.Array) -> jax.Array:
+    """int32[N]: the cells of `region` (bitboard) in components without an empty edge cell."""
+    return region & ~flood_bits(region & empty & edge, region)
+
+
 def sealed_cells(board: jax.Array, owner: jax.Array, color: jax.Array) -> jax.Array:
     """bool[N, N]: the cells of `color`'s sealed regions (regions with no empty edge cell)."""
-    region = (board != -color) & (owner != -color)
-    escapes = flood(region & (board == EMPTY) & edge_mask(board.shape[-1]), region)
-    return region & ~escapes
+    n = board.shape[-1]
+    region = to_bits((board != -color) & (owner != -color))
+    empty = to_bits(board == EMPTY)
+    return from_bits(_sealed_bits(region, empty, to_bits(edge_mask(n))), n)
 
 
 def resolve(board: jax.Array, owner: jax.Array, mover: jax.Array
@@ -80,18 +98,29 @@ def resolve(board: jax.Array, owner: jax.Array, mover: jax.Array
     Returns (board, owner, stones captured by the mover, stones the mover lost), the counts
     int32[].
     """
-    opponent = -mover
-    taken = sealed_cells(board, owner, opponent)
-    captured = jnp.sum(taken & (board == opponent), dtype=jnp.int32)
-    board = jnp.where(taken, EMPTY, board).astype(jnp.int8)
-    owner = jnp.where(taken, mover, owner).astype(jnp.int8)
+    n = board.shape[-1]
+    full = (1 << n) - 1
+    edge = to_bits(edge_mask(n))
+    mine, theirs = to_bits(board == mover), to_bits(board == -mover)
+    my_land = to_bits((board == EMPTY) & (owner == mover))
+    their_land = to_bits((board == EMPTY) & (owner == -mover))
+    popcount = lambda x: jnp.sum(jax.lax.population_count(x), dtype=jnp.int32)  # noqa: E731
 
-    own_sealed = sealed_cells(board, owner, mover)
-    lost_regions = flood(own_sealed & (board == mover), own_sealed)
-    lost = jnp.sum(lost_regions & (board == mover), dtype=jnp.int32)
-    board = jnp.where(lost_regions, EMPTY, board).astype(jnp.int8)
-    owner = jnp.where(lost_regions, opponent, owner).astype(jnp.int8)
-    return board, owner, captured, lost
+    # 1. every sealed region of the opponent becomes the mover's enclosure
+    taken = _sealed_bits(full & ~mine & ~my_land, full & ~mine & ~theirs, edge)
+    captured = popcount(taken & theirs)
+    theirs, their_land, my_land = theirs & ~taken, their_land & ~taken, my_land | taken
+    # 2. then the mover's sealed regions holding its stones go to the opponent
+    sealed = _sealed_bits(full & ~theirs & ~their_land, full & ~mine & ~theirs, edge)
+    lost_cells = flood_bits(sealed & mine, sealed)
+    lost = popcount(lost_cells & mine)
+    mine, my_land, their_land = mine & ~lost_cells, my_land & ~lost_cells, their_land | lost_cells
+
+    color = jnp.asarray(mover, jnp.int8)
+    board = (from_bits(mine, n).astype(jnp.int8) - from_bits(theirs, n).astype(jnp.int8)) * color
+    owner = (from_bits(my_land, n).astype(jnp.int8)
+             - from_bits(their_land, n).astype(jnp.int8)) * color
+    return board.astype(jnp.int8), owner.astype(jnp.int8), captured, lost
 
 
 def scores(board: jax.Array, owner: jax.Array, komi: float) -> jax.Array:
