@@ -255,7 +255,6 @@ def _check_symmetries(env: Env, sample, symmetries) -> None:
 
 
 def _check_hooks(env: Env, states, actions, weights) -> None:
-    first = _index(states, 0)
     weights = np.asarray(weights)
     _check(weights.shape == np.asarray(states.legal_action_mask).shape
            and weights.dtype == np.float32,

@@ -26,7 +26,6 @@ import time
 from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 import jax
-import numpy as np
 
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.games.protocol import Env

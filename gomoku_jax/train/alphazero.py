@@ -21,7 +21,6 @@ same thing up to float reduction order.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any, Optional
 

@@ -6,20 +6,19 @@ from typing import Optional
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from gomoku_jax.games import symmetry
+from gomoku_jax.games.board import BoardEnv
 from gomoku_jax.games.fauxgo import positions, rules
 from gomoku_jax.games.fauxgo.config import FauxGoConfig
 from gomoku_jax.games.fauxgo.observe import observe
 from gomoku_jax.games.fauxgo.render import to_svg, to_text
 from gomoku_jax.games.fauxgo.state import State
-from gomoku_jax.games.protocol import Env
 
 VERSION = "v1"
 
 
-class FauxGo(Env):
+class FauxGo(BoardEnv):
     """Faux Go ("Simply GO", seed 004) on an N x N board; pgx's Env conventions.
 
     Black (+1) moves first, white is -1; actions `row * N + col` and the pass N*N. Two
@@ -39,26 +38,6 @@ class FauxGo(Env):
     def __init__(self, board_size: int = 9, komi: float = 0.0):
         super().__init__(FauxGoConfig(board_size, komi))
 
-    @property
-    def id(self) -> str:
-        return FauxGoConfig.id
-
-    @property
-    def config(self) -> FauxGoConfig:
-        return self.spec
-
-    @property
-    def board_size(self) -> int:
-        return self.config.board_size
-
-    @property
-    def num_actions(self) -> int:
-        return self.config.num_actions
-
-    @property
-    def observation_shape(self) -> tuple[int, int, int]:
-        return self.config.observation_shape
-
     def init(self, key: jax.Array) -> State:
         return rules.init(self.config, key)
 
@@ -72,14 +51,6 @@ class FauxGo(Env):
 
     # ------------------------------------------------------------------ hooks
 
-    @property
-    def num_symmetries(self) -> int:
-        return symmetry.NUM_D4
-
-    @property
-    def action_permutations(self) -> np.ndarray:
-        return symmetry.d4_permutations(self.board_size, extra_actions=1)
-
     def transform_state(self, state: State, g: jax.Array) -> State:
         """Board, enclosures and the last move under D4 element g (a pass, -1 or an
         off-board action stays as it is)."""
@@ -89,9 +60,6 @@ class FauxGo(Env):
         return state.replace(board=symmetry.transform_board(state.board, g),
                              owner=symmetry.transform_board(state.owner, g),
                              last_action=jnp.where(on_board, moved, last))
-
-    def transform_observation(self, obs: jax.Array, g: jax.Array) -> jax.Array:
-        return symmetry.transform_planes(obs, g)
 
     @property
     def pass_action(self) -> int:
@@ -106,11 +74,7 @@ class FauxGo(Env):
 
     def action_to_text(self, action: int) -> str:
         """`(row, col)`, or `pass`."""
-        action = int(action)
-        if action == self.config.pass_action:
-            return "pass"
-        row, col = divmod(action, self.board_size)
-        return f"({row}, {col})"
+        return "pass" if int(action) == self.config.pass_action else super().action_to_text(action)
 
     def to_text(self, state: State) -> str:
         return to_text(state)

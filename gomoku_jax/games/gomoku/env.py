@@ -6,9 +6,9 @@ from typing import Iterable, Optional
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from gomoku_jax.games import symmetry
+from gomoku_jax.games.board import BoardEnv
 from gomoku_jax.games.gomoku import positions, rules
 from gomoku_jax.games.gomoku.config import FeaturePlane, GameConfig
 from gomoku_jax.games.gomoku.features.proximity import proximity_mask
@@ -17,12 +17,12 @@ from gomoku_jax.games.gomoku.openings import DEFAULT_OPENINGS, opening_actions
 from gomoku_jax.games.gomoku.render import to_svg, to_text
 from gomoku_jax.games.gomoku.state import State
 from gomoku_jax.games.gomoku.tactical import tactical_examples
-from gomoku_jax.games.protocol import Env, Examples
+from gomoku_jax.games.protocol import Examples
 
 VERSION = "v1"
 
 
-class Gomoku(Env):
+class Gomoku(BoardEnv):
     """Gomoku on an N x N board, k in a row, freestyle or exact-k; pgx's Env conventions.
 
     Black (+1) moves first, white is -1, empty 0; `action = row * N + col`. Two player ids
@@ -53,26 +53,6 @@ class Gomoku(Env):
     def from_config(cls, config: GameConfig) -> "Gomoku":
         return cls.from_spec(config)
 
-    @property
-    def id(self) -> str:
-        return GameConfig.id
-
-    @property
-    def config(self) -> GameConfig:
-        return self.spec
-
-    @property
-    def board_size(self) -> int:
-        return self.config.board_size
-
-    @property
-    def num_actions(self) -> int:
-        return self.config.num_actions
-
-    @property
-    def observation_shape(self) -> tuple[int, int, int]:
-        return self.config.observation_shape
-
     def init(self, key: jax.Array) -> State:
         """A new game (empty board, black to move); `key` draws black's player id."""
         return rules.init(self.config, key)
@@ -90,14 +70,6 @@ class Gomoku(Env):
 
     # ------------------------------------------------------------------ hooks
 
-    @property
-    def num_symmetries(self) -> int:
-        return symmetry.NUM_D4
-
-    @property
-    def action_permutations(self) -> np.ndarray:
-        return symmetry.d4_permutations(self.board_size)
-
     def transform_state(self, state: State, g: jax.Array) -> State:
         """The board and the last moves under D4 element g (-1, or an off-board action that
         ended a game, stays as it is); colours, counts and outcomes are invariant."""
@@ -106,9 +78,6 @@ class Gomoku(Env):
         moved = symmetry.transform_action(self, jnp.where(on_board, last, 0), g)
         return state.replace(board=symmetry.transform_board(state.board, g),
                              last_moves=jnp.where(on_board, moved, last))
-
-    def transform_observation(self, obs: jax.Array, g: jax.Array) -> jax.Array:
-        return symmetry.transform_planes(obs, g)
 
     def candidate_weights(self, state: State) -> jax.Array:
         """Seed 000's proximity mask: 1 / 0.5 / 0.2 / 0.05 by distance to the nearest stone
@@ -129,11 +98,6 @@ class Gomoku(Env):
     def synthetic_examples(self, key: jax.Array, num: int) -> Examples:
         """Seed 000's tactical examples (complete-five and block-four), see `tactical.py`."""
         return tactical_examples(self.config, key, num)
-
-    def action_to_text(self, action: int) -> str:
-        """`(row, col)`."""
-        row, col = divmod(int(action), self.board_size)
-        return f"({row}, {col})"
 
     def to_text(self, state: State) -> str:
         return to_text(state)

@@ -7,7 +7,6 @@ import dataclasses
 from typing import ClassVar
 
 import jax
-import jax.numpy as jnp
 
 from gomoku_jax.games.gomoku.features.cell_values import (CellValues, cell_values,
                                                           position_value)
