@@ -147,7 +147,11 @@ def test_tournament_end_to_end(tmp_path, capsys):
     (["arena", "--a", "random", "--b", "random", "--game", "chess"],
      "unknown game 'chess'; available: ['fauxgo', 'gomoku', 'pgx']"),
     (["arena", "--a", "random", "--b", "random", "--game", "pgx/connect_four",
-      "--board-size", "7"], "--board-size set(s) a gomoku option; the game is pgx/connect_four"),
+      "--board-size", "7"], "--board-size is not an option of the game pgx/connect_four"),
+    (["arena", "--a", "random", "--b", "random", "--game", "fauxgo", "--board-size", "5",
+      "--win-length", "4"], "--win-length is not an option of the game fauxgo"),
+    (["arena", "--a", "random", "--b", "random", "--game", "fauxgo", "--board-size", "4"],
+     "board_size must be an int in 5..19"),
     (["arena", "--a", "heuristic", "--b", "random", "--game", "pgx/connect_four"],
      "agent 'heuristic' plays ['gomoku'], not 'pgx/connect_four'"),
     (["arena", "--a", "heuristic:attack", "--b", "random"], "'attack' is not field=value"),
@@ -190,3 +194,9 @@ def test_arena_openings_that_do_not_fit_the_board(tmp_path):
     with pytest.raises(SystemExit) as e:
         cli.main(["arena", "--a", "random", "--b", "random", "--openings", str(mixed)])
     assert "same number of stones" in str(e.value.code)
+
+
+def test_arena_on_faux_go_takes_its_board_size(capsys):
+    assert cli.main(["arena", "--game", "fauxgo", "--board-size", "5", "--a", "random",
+                     "--b", "random", "--games", "4"]) == 0
+    assert "random vs random: fauxgo (board_size=5, komi=0.0)" in capsys.readouterr().out

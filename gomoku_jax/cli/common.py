@@ -4,6 +4,7 @@ network with `--checkpoint`."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Optional
@@ -20,10 +21,11 @@ def add_game_arguments(parser: argparse.ArgumentParser, board_size: int = 15) ->
     network (--checkpoint, --step). The Gomoku flags default to None, which `setup_game`
     reads as the checkpoint's game, else as board_size / 5 / freestyle."""
     parser.add_argument("--game", default=None,
-                        help="the game: gomoku (default), or a pgx env as pgx/<id>, e.g. "
-                             "pgx/connect_four (default with --checkpoint: its game)")
+                        help="the game: gomoku (default), fauxgo, or a pgx env as pgx/<id>, "
+                             "e.g. pgx/connect_four (default with --checkpoint: its game)")
     parser.add_argument("--board-size", type=int,
-                        help=f"gomoku: board N (default {board_size}, or the checkpoint's)")
+                        help=f"gomoku and fauxgo: board N (default {board_size} for gomoku, "
+                             f"the game's own for fauxgo, or the checkpoint's)")
     parser.add_argument("--win-length", type=int,
                         help="gomoku: k (default 5, or the checkpoint's)")
     parser.add_argument("--rule", help="gomoku: freestyle or exact5 (default freestyle, or the "
@@ -108,11 +110,13 @@ def setup_game(args: argparse.Namespace, network=None) -> tuple[Env, Optional[tu
             env = games.make("gomoku", **{k: defaults[k] if v is None else v
                                           for k, v in given.items()})
         else:
-            extra = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
+            spec = games.spec_class("pgx" if game.startswith("pgx/") else game)
+            fields = {f.name for f in dataclasses.fields(spec)}
+            extra = [f"--{k.replace('_', '-')}" for k, v in given.items()
+                     if v is not None and k not in fields]
             if extra:
-                raise ValueError(f"{', '.join(extra)} set(s) a gomoku option; the game is "
-                                 f"{game}")
-            env = games.make(game)
+                raise ValueError(f"{', '.join(extra)} is not an option of the game {game}")
+            env = games.make(game, **{k: v for k, v in given.items() if v is not None})
         openings = load_openings(env, args.openings) if args.openings else None
         if openings is not None:
             from gomoku_jax.eval.arena import opening_states
