@@ -2,10 +2,11 @@
 
 `run_match` builds the start positions from a set of openings (action sequences; by
 default the game's `default_openings()`), each repeated `games_per_opening_colour` times,
-and plays them twice with one compiled `play_match` (a loop over the whole batch): once with
-A as the game's first player, once with B (A passing its first turn). The result counts A's wins, draws
-and losses, in total, per side and per opening, with A's score and the Elo difference
-A - B with its 95% interval (`elo.estimate`). It works for any game of the platform.
+and plays them twice with one compiled `play_match` (a loop over the whole batch): once
+with A as the game's first player, once with B (A passing its first turn). The result
+counts A's wins, draws and losses, in total, per side and per opening, with A's score and
+the Elo difference A - B with its 95% interval (`elo.estimate`). It works for any game of
+the platform.
 
 15x15 freestyle Gomoku is a proven first-player win, and fixed agents replay the same game
 from one position, so a fair match plays several openings with both sides (the first

@@ -28,7 +28,8 @@ class MatchOutcome(NamedTuple):
 
     states: the final positions; returns: float32[B, 2] the rewards each player id got
     over the games; first_player: int32[B] the player id `first` played (the side to move at
-    the start, unless `first` passed its first turn); plies: int32[B] the moves played from the start to the end of each game.
+    the start, unless `first` passed its first turn); plies: int32[B] the moves played from
+    the start to the end of each game.
     """
 
     states: Any

@@ -32,7 +32,8 @@ class FauxGoConfig(GameSpec):
         if isinstance(n, numbers.Integral) and not isinstance(n, bool):
             object.__setattr__(self, "board_size", int(n))
             n = int(n)
-        if isinstance(n, bool) or not isinstance(n, int) or not MIN_BOARD_SIZE <= n <= MAX_BOARD_SIZE:
+        if isinstance(n, bool) or not isinstance(n, int) \
+                or not MIN_BOARD_SIZE <= n <= MAX_BOARD_SIZE:
             raise ValueError(
                 f"board_size must be an int in {MIN_BOARD_SIZE}..{MAX_BOARD_SIZE}, got {n!r}")
         k = self.komi
