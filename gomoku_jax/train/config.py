@@ -4,9 +4,9 @@ A `TrainConfig` has one section per part of the loop (game, net, search, selfpla
 optim, eval, run). Every field is settable from the command line as `section.field=value`
 (`--set search.pb_c_init=2`), and the whole config is written beside the run as
 `config.json` and read back from it, so a run directory says how it was made. Two sections
-are plug-ins chosen by name: `game` (`game.id`: "gomoku", or "pgx" with `game.env_id`) and
-`search` (`search.algorithm`: "puct", "gumbel", "pure_mcts"; switching it keeps the fields
-the algorithms share). Presets are in `presets.py`.
+are plug-ins chosen by name: `game` (`game.id`: "gomoku", "fauxgo", or "pgx" with
+`game.env_id`) and `search` (`search.algorithm`: "puct", "gumbel", "pure_mcts"; switching
+it keeps the fields the algorithms share). Presets are in `presets.py`.
 
 Seed 001's numbers are the defaults (AdamW lr 1e-4, batch 1024, replay 10K, 50 SGD steps,
 Dirichlet ε 0.2 / α 0.3 adaptive, temperature 0.8 → 0.05 × 0.9 per move). Its schedule,

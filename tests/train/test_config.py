@@ -24,7 +24,8 @@ def test_presets_round_trip(name):
     assert TrainConfig.from_dict(cfg.to_dict()) == cfg
     assert TrainConfig.from_dict(json.loads(cfg.to_json())) == cfg
     assert hash(TrainConfig.from_dict(json.loads(cfg.to_json()))) == hash(cfg)
-    assert cfg.env().id == "gomoku" and cfg.env().spec == cfg.game
+    assert cfg.env().id == cfg.game.id and cfg.env().spec == cfg.game
+    assert cfg.env().id == ("fauxgo" if name == "fauxgo" else "gomoku")
 
 
 def test_default_config_round_trips_and_has_seed_numbers():
