@@ -225,10 +225,12 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
 
 
 def arena_table(arena: dict[str, dict]) -> str:
-    """A markdown table of `evaluate`'s results."""
+    """A markdown table of `evaluate`'s results (an infinite Elo difference, stored as None,
+    shows as +∞ for a 100% score and -∞ for 0%)."""
     rows = ["| opponent | W-D-L | score | Elo diff |", "|---|---|---|---|"]
     for spec, r in arena.items():
-        elo = "±∞" if r["elo"] is None else f"{r['elo']:+.0f}"
+        infinite = "+∞" if r["score"] > 0.5 else "-∞"
+        elo = infinite if r["elo"] is None else f"{r['elo']:+.0f}"
         rows.append(f"| {spec} | {r['wins']}-{r['draws']}-{r['losses']} | {r['score']:.3f} | "
                     f"{elo} |")
     return "\n".join(rows)

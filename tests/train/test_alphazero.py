@@ -410,3 +410,13 @@ def test_eight_devices_match_one_device(tmp_path):
     assert "selfplay.games=12 must be a multiple of the 8 devices" in errors["games"]
     assert "optim.batch_size=20 must be a multiple of the 8 devices" in errors["batch"]
     assert "run.devices=9 but only 8 device(s)" in errors["mesh"]
+
+
+def test_arena_table_signs_infinite_elo_by_the_score():
+    table = loop.arena_table({
+        "random": {"wins": 8, "draws": 0, "losses": 0, "score": 1.0, "elo": None},
+        "heuristic": {"wins": 0, "draws": 0, "losses": 8, "score": 0.0, "elo": None},
+        "previous": {"wins": 5, "draws": 0, "losses": 3, "score": 0.625, "elo": 88.7}})
+    assert table.splitlines()[2:] == ["| random | 8-0-0 | 1.000 | +∞ |",
+                                      "| heuristic | 0-0-8 | 0.000 | -∞ |",
+                                      "| previous | 5-0-3 | 0.625 | +89 |"]
