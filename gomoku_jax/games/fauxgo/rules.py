@@ -73,11 +73,6 @@ def flood_bits(seed: jax.Array, mask: jax.Array) -> jax.Array:
     return reached
 
 
-def flood(seed: jax.Array, mask: jax.Array) -> jax.Array:
-    """bool[N, N]: the cells of `mask` 4-connected inside `mask` to a cell of `seed & mask`."""
-    return from_bits(flood_bits(to_bits(seed), to_bits(mask)), mask.shape[-1])
-
-
 def _sealed_bits(region: jax.Array, empty: jax.Array, edge: jax.Array) -> jax.Array:
     """int32[N]: the cells of `region` (bitboard) in components without an empty edge cell."""
     return region & ~flood_bits(region & empty & edge, region)
