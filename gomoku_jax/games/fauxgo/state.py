@@ -62,6 +62,11 @@ class State:
         mask = jnp.concatenate([cells, jnp.ones(lead + (1,), bool)], axis=-1)
         return mask | self.terminated[..., None]
 
+    def _repr_html_(self) -> str:
+        from gomoku_jax.games.fauxgo.render import to_svg
+
+        return to_svg(self)
+
     def __str__(self) -> str:
         if isinstance(self.board, jax.core.Tracer):
             return repr(self)

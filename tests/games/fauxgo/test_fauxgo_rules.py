@@ -178,5 +178,6 @@ def test_text_and_svg_show_enclosures():
     assert " x " in text and "score black 5, white 0" in text
     svg = ENV7.to_svg(s)
     assert svg.startswith("<svg") and "rgba(0,0,0,0.28)" in svg
+    assert s._repr_html_() == svg and str(s) == text  # Jupyter and print show the same
     assert ENV7.action_to_text(ENV7.pass_action) == "pass"
     assert ENV7.action_to_text(cell(ENV7, 3, 4)) == "(3, 4)"
