@@ -11,33 +11,30 @@ from gomoku_jax.search.puct import PUCT
 from gomoku_jax.train.config import (EvalSection, OptimSection, ReplaySection, RunSection,
                                      SelfPlaySection, TrainConfig)
 
+# A 2-core CPU in minutes: 9×9 four in a row (five in a row on 9×9 ends mostly in draws
+# against the heuristic player: too little signal for a few minutes of training), a 3×32 net
+# with the heuristics' pattern plane as a sixth input, 32-simulation PUCT with the
+# parent-value Q, the arena only at the end.
+_QUICK = TrainConfig(
+    game=GameConfig(board_size=9, win_length=4, observation="canonical",
+                    feature_plane="patterns"),
+    net=dataclasses.replace(NET_PRESETS["small"], blocks=3),
+    search=PUCT(q_transform="parent"),
+    selfplay=SelfPlaySection(games=64, moves=16, num_simulations=32),
+    replay=ReplaySection(capacity=20_000, synthetic_fraction=0.1, min_size=1000),
+    optim=OptimSection(learning_rate=2e-3, batch_size=256, sgd_steps=8,
+                       schedule="warmup_cosine", warmup_steps=20, grad_clip=1.0),
+    eval=EvalSection(every=0, games=64, agent_simulations=64,
+                     opponents=("random", "heuristic", "pure_mcts:num_simulations=64")),
+    run=RunSection(iterations=40, checkpoint_every=10))
+
 PRESETS: dict[str, TrainConfig] = {
-    # A 2-core CPU in minutes: 9×9 four in a row (five in a row on 9×9 ends mostly in draws
-    # against the heuristic player: too little signal for a few minutes of training), a
-    # 3×32 net with the heuristics' pattern plane as a sixth input, 32-simulation PUCT with
-    # the parent-value Q, the arena only at the end.
-    "quick": TrainConfig(
-        game=GameConfig(board_size=9, win_length=4, observation="canonical",
-                        feature_plane="patterns"),
-        net=dataclasses.replace(NET_PRESETS["small"], blocks=3),
-        search=PUCT(q_transform="parent"),
-        selfplay=SelfPlaySection(games=64, moves=16, num_simulations=32),
-        replay=ReplaySection(capacity=20_000, synthetic_fraction=0.1, min_size=1000),
-        optim=OptimSection(learning_rate=2e-3, batch_size=256, sgd_steps=8,
-                           schedule="warmup_cosine", warmup_steps=20, grad_clip=1.0),
-        eval=EvalSection(every=0, games=64, agent_simulations=64,
-                         opponents=("random", "heuristic", "pure_mcts:num_simulations=64")),
-        run=RunSection(iterations=40, checkpoint_every=10)),
-    # Faux Go 9×9 on a 2-core CPU in about 10 minutes: the quick preset's net and search,
-    # no synthetic examples (the game has none), the arena at the end.
-    "fauxgo": TrainConfig(
-        game=FauxGoConfig(board_size=9),
-        net=dataclasses.replace(NET_PRESETS["small"], blocks=3),
-        search=PUCT(q_transform="parent"),
-        selfplay=SelfPlaySection(games=64, moves=16, num_simulations=32),
-        replay=ReplaySection(capacity=20_000, synthetic_fraction=0.0, min_size=1000),
-        optim=OptimSection(learning_rate=2e-3, batch_size=256, sgd_steps=8,
-                           schedule="warmup_cosine", warmup_steps=20, grad_clip=1.0),
+    "quick": _QUICK,
+    # Faux Go 9×9 on a 2-core CPU in about 5 minutes: the quick preset's net, search and
+    # optimiser, no synthetic examples (the game has none), the arena at the end.
+    "fauxgo": dataclasses.replace(
+        _QUICK, game=FauxGoConfig(board_size=9),
+        replay=dataclasses.replace(_QUICK.replay, synthetic_fraction=0.0),
         eval=EvalSection(every=0, games=32, agent_simulations=64,
                          opponents=("random", "pure_mcts:num_simulations=64")),
         run=RunSection(iterations=30, checkpoint_every=10)),
