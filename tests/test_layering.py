@@ -23,7 +23,7 @@ LAYERS = {
 # tables that wire a game's pieces in by name.
 GENERIC = ("search", "train", "eval", "agents")
 PLUG_IN_TABLES = {"train/presets.py", "agents/registry.py", "agents/evaluators.py",
-                  "agents/heuristic.py", "agents/__init__.py"}
+                  "agents/heuristic.py", "agents/fauxgo_heuristic.py", "agents/__init__.py"}
 GAME_INTERNALS = ("gomoku_jax.games.gomoku", "gomoku_jax.games.fauxgo",
                   "gomoku_jax.games.pgx_adapter")
 

@@ -13,6 +13,7 @@ from typing import Any
 from gomoku_jax import configs
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.baselines import ProximityRandomAgent, RandomAgent
+from gomoku_jax.agents.fauxgo_heuristic import FauxGoHeuristicAgent
 from gomoku_jax.agents.heuristic import HeuristicAgent
 from gomoku_jax.agents.search import PolicyAgent, SearchAgent
 from gomoku_jax.search import ALGORITHMS
@@ -23,6 +24,7 @@ AGENTS: dict[str, Agent] = {
     "random": RandomAgent(),
     "proximity_random": ProximityRandomAgent(),
     "heuristic": HeuristicAgent(),  # Gomoku's
+    "fauxgo_heuristic": FauxGoHeuristicAgent(),  # Faux Go's (seed 004)
     "policy": PolicyAgent(),
     "mcts": SearchAgent(),  # PUCT
     # The classic baseline: UCT with one random playout per leaf.

@@ -36,7 +36,8 @@ PRESETS: dict[str, TrainConfig] = {
         _QUICK, game=FauxGoConfig(board_size=9),
         replay=dataclasses.replace(_QUICK.replay, synthetic_fraction=0.0),
         eval=EvalSection(every=0, games=32, agent_simulations=64,
-                         opponents=("random", "pure_mcts:num_simulations=64")),
+                         opponents=("random", "fauxgo_heuristic",
+                                    "pure_mcts:num_simulations=64")),
         run=RunSection(iterations=30, checkpoint_every=10)),
     # Tests: a 7×7 four in a row, the tiny net, a few simulations.
     "test": TrainConfig(

@@ -52,21 +52,38 @@ def from_bits(bits: jax.Array, n: int) -> jax.Array:
     return ((bits[..., None] >> jnp.arange(n, dtype=jnp.int32)) & 1).astype(bool)
 
 
+def spread_rows(x: jax.Array) -> jax.Array:
+    """int32[N]: the cells of `x` and the cells above and below them (row bitboards)."""
+    zero = jnp.zeros_like(x[..., :1])
+    below = jnp.concatenate([x[..., 1:], zero], axis=-1)
+    above = jnp.concatenate([zero, x[..., :-1]], axis=-1)
+    return x | below | above
+
+
+def spread_bits(x: jax.Array) -> jax.Array:
+    """int32[N]: the cells of `x` and their 4-neighbours (row bitboards; the caller masks
+    off bit N, which a left shift may set)."""
+    return spread_rows(x) | (x << 1) | (x >> 1)
+
+
+def cell_bits(cell: jax.Array, n: int) -> jax.Array:
+    """int32[N]: the bitboard of the single cell `cell` (flat index `row * N + col`)."""
+    return jnp.where(jnp.arange(n) == cell // n, jnp.int32(1) << (cell % n), 0)
+
+
+def popcount(bits: jax.Array) -> jax.Array:
+    """int32[]: the number of cells of a bitboard."""
+    return jnp.sum(jax.lax.population_count(bits), dtype=jnp.int32)
+
+
 def flood_bits(seed: jax.Array, mask: jax.Array) -> jax.Array:
     """int32[N]: the cells of `mask` 4-connected inside `mask` to a cell of `seed & mask`
     (row bitboards; `mask` holds no bit at or above N)."""
-    zero = jnp.zeros_like(mask[:1])
-
-    def spread(x):
-        below = jnp.concatenate([x[1:], zero])
-        above = jnp.concatenate([zero, x[:-1]])
-        return mask & (x | (x << 1) | (x >> 1) | below | above)
-
     def body(carry):
         reached, _ = carry
         grown = reached
         for _ in range(_SPREADS_PER_CHECK):
-            grown = spread(grown)
+            grown = mask & spread_bits(grown)
         return grown, jnp.any(grown != reached)
 
     reached, _ = jax.lax.while_loop(lambda c: c[1], body, (seed & mask, jnp.bool_(True)))
@@ -99,7 +116,6 @@ def resolve(board: jax.Array, owner: jax.Array, mover: jax.Array
     mine, theirs = to_bits(board == mover), to_bits(board == -mover)
     my_land = to_bits((board == EMPTY) & (owner == mover))
     their_land = to_bits((board == EMPTY) & (owner == -mover))
-    popcount = lambda x: jnp.sum(jax.lax.population_count(x), dtype=jnp.int32)  # noqa: E731
 
     # 1. every sealed region of the opponent becomes the mover's enclosure
     taken = _sealed_bits(full & ~mine & ~my_land, full & ~mine & ~theirs, edge)

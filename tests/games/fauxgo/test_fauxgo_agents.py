@@ -32,3 +32,27 @@ def test_search_agents_play_legal_moves(name):
     legal = np.asarray(states.legal_action_mask)
     assert legal[np.arange(4), np.asarray(actions)].all()
     assert np.asarray(info["policy"]).shape == (4, ENV.num_actions)
+
+
+def test_fauxgo_heuristic_plays_legal_moves_in_chunks_as_one_vmap():
+    """`act_batch` in chunks (`lax.map`, a remainder included) is the vmapped `act`; every
+    move is legal (or the pass) on positions of random games."""
+    keys = jax.random.split(jax.random.key(3), 5)
+    states = jax.vmap(ENV.init)(keys)
+    random = agents.make("random").bind(ENV)
+    for t in range(6):
+        actions, _, _ = random.act_batch(None, None, states, jax.random.split(keys[t % 5], 5))
+        states = jax.vmap(ENV.step)(states, actions)
+    chunked = agents.make("fauxgo_heuristic", batch_chunk=2).bind(ENV)
+    whole = agents.make("fauxgo_heuristic").bind(ENV)
+    a, _, info_a = jax.jit(chunked.act_batch)(None, None, states, keys)
+    b, _, info_b = jax.jit(whole.act_batch)(None, None, states, keys)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(info_a["policy"], info_b["policy"])
+    legal = np.asarray(states.legal_action_mask)
+    assert legal[np.arange(5), np.asarray(a)].all()
+
+
+def test_fauxgo_heuristic_is_refused_on_gomoku():
+    with pytest.raises(ValueError, match="plays \\['fauxgo'\\]"):
+        agents.make("fauxgo_heuristic").bind(gomoku_jax.make("gomoku", board_size=9))
