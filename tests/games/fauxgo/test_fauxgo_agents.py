@@ -1,16 +1,22 @@
 """The generic search, agents and arena play Faux Go without a line of Faux Go code: PUCT
 with the rollout evaluator beats random, and every search algorithm returns legal moves
-(the pass included) on live positions."""
+(the pass included) on live positions. Faux Go's own heuristic agent plays the moves the
+Python reference ranks best."""
 
 from __future__ import annotations
 
+import random
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import gomoku_jax
 from gomoku_jax import agents
 from gomoku_jax.eval import run_match
+from fauxgo_heuristic_reference import WEIGHTS, components, legal_placements, vetoes
+from fauxgo_reference import Game
 
 ENV = gomoku_jax.make("fauxgo", board_size=5)
 
@@ -34,23 +40,35 @@ def test_search_agents_play_legal_moves(name):
     assert np.asarray(info["policy"]).shape == (4, ENV.num_actions)
 
 
-def test_fauxgo_heuristic_plays_legal_moves_in_chunks_as_one_vmap():
-    """`act_batch` in chunks (`lax.map`, a remainder included) is the vmapped `act`; every
-    move is legal (or the pass) on positions of random games."""
-    keys = jax.random.split(jax.random.key(3), 5)
-    states = jax.vmap(ENV.init)(keys)
-    random = agents.make("random").bind(ENV)
-    for t in range(6):
-        actions, _, _ = random.act_batch(None, None, states, jax.random.split(keys[t % 5], 5))
-        states = jax.vmap(ENV.step)(states, actions)
-    chunked = agents.make("fauxgo_heuristic", batch_chunk=2).bind(ENV)
-    whole = agents.make("fauxgo_heuristic").bind(ENV)
-    a, _, info_a = jax.jit(chunked.act_batch)(None, None, states, keys)
-    b, _, info_b = jax.jit(whole.act_batch)(None, None, states, keys)
-    np.testing.assert_array_equal(a, b)
-    np.testing.assert_allclose(info_a["policy"], info_b["policy"])
-    legal = np.asarray(states.legal_action_mask)
-    assert legal[np.arange(5), np.asarray(a)].all()
+def test_fauxgo_heuristic_draws_among_the_references_best_moves_in_chunks():
+    """`act_batch` in chunks (`lax.map` with a remainder: 5 boards in chunks of 2) plays,
+    on each board, a move the Python reference puts within 2 points of the best unvetoed
+    one, with the policy uniform over exactly those moves (the pass if all are vetoed)."""
+    rng = random.Random(4)
+    games = []
+    for _ in range(5):
+        game = Game(ENV.config.board_size)
+        for _ in range(rng.randrange(4, 14)):
+            game.play(rng.choice(game.legal_moves()[:-1]))
+        games.append(game)
+    states = jax.tree.map(lambda *x: jnp.stack(x), *[
+        ENV.from_board(np.array(g.board()), np.array(g.owners()), g.to_move) for g in games])
+    agent = agents.make("fauxgo_heuristic", batch_chunk=2).bind(ENV)
+    actions, _, info = jax.device_get(jax.jit(agent.act_batch)(
+        None, None, states, jax.random.split(jax.random.key(3), 5)))
+    n = ENV.config.board_size
+    for game, action, policy in zip(games, actions, info["policy"]):
+        totals = {}
+        for cell in legal_placements(game):
+            if not any(vetoes(game, cell)):
+                parts = components(game, cell)
+                totals[cell[0] * n + cell[1]] = sum(WEIGHTS[k] * v for k, v in parts.items())
+        best = max(totals.values(), default=None)
+        top = sorted(a for a, t in totals.items() if t >= best - 2.0 - 1e-3) if totals \
+            else [n * n]
+        assert action in top
+        np.testing.assert_allclose(policy[top], 1 / len(top), rtol=1e-6)
+        assert policy.sum() == pytest.approx(1.0)
 
 
 def test_fauxgo_heuristic_is_refused_on_gomoku():
