@@ -14,6 +14,7 @@ from gomoku_jax import configs
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.baselines import ProximityRandomAgent, RandomAgent
 from gomoku_jax.agents.fauxgo_heuristic import FauxGoHeuristicAgent
+from gomoku_jax.agents.gmo import GMOAgent
 from gomoku_jax.agents.heuristic import HeuristicAgent
 from gomoku_jax.agents.search import PolicyAgent, SearchAgent
 from gomoku_jax.search import ALGORITHMS
@@ -26,6 +27,7 @@ AGENTS: dict[str, Agent] = {
     "heuristic": HeuristicAgent(),  # Gomoku's
     "fauxgo_heuristic": FauxGoHeuristicAgent(),  # Faux Go's (seed 004)
     "policy": PolicyAgent(),
+    "gmo": GMOAgent(),  # seed 002's gradient move optimisation
     "mcts": SearchAgent(),  # PUCT
     # The classic baseline: UCT with one random playout per leaf.
     "pure_mcts": SearchAgent(search=PureMCTS().for_play(), evaluator="rollout",

@@ -1,0 +1,121 @@
+"""The GMO agent (`agents/gmo.py`): the novelty memory against a deque, the projection onto
+legal moves, the top-scored move without ascent, and legal moves with it, on two games.
+
+One tiny network config throughout; every compiled function is built once per module.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import gomoku_jax
+from gomoku_jax import agents
+from gomoku_jax.agents.gmo import NoveltyMemory, project
+
+TINY = dict(state_dim=16, move_dim=16, hidden_dim=32, part_dim=8, mc_samples=4,
+            novelty_memory_size=8)
+SIZE, DIM = 4, 3
+
+
+@functools.lru_cache(maxsize=None)
+def _memory_ops():
+    push = jax.jit(NoveltyMemory.push)
+    novelty = jax.jit(NoveltyMemory.novelty)
+    return push, novelty
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.floats(-3, 3), min_size=DIM, max_size=DIM), max_size=11),
+       st.lists(st.floats(-3, 3), min_size=DIM, max_size=DIM))
+def test_novelty_memory_is_a_ring_buffer_like_a_deque(pushes, query):
+    push, novelty = _memory_ops()
+    memory = NoveltyMemory.empty(SIZE, DIM)
+    reference = collections.deque(maxlen=SIZE)
+    for vector in pushes:
+        memory = push(memory, jnp.asarray(vector, jnp.float32))
+        reference.append(np.asarray(vector, np.float32))
+    kept = np.asarray(memory.embeddings)[np.asarray(memory.valid)]
+    assert sorted(map(tuple, kept)) == sorted(map(tuple, reference))
+    got = float(novelty(memory, jnp.asarray(query, jnp.float32)))
+    want = min((np.linalg.norm(np.asarray(query, np.float32) - e) for e in reference),
+               default=0.0)
+    assert got == pytest.approx(want, abs=1e-3)
+
+
+@functools.lru_cache(maxsize=None)
+def _project():
+    return jax.jit(project)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 31 - 1), st.integers(1, 5))
+def test_projection_lands_on_the_most_similar_legal_move(seed, k):
+    rng = np.random.default_rng(seed)
+    moves = rng.normal(size=(12, 4)).astype(np.float32)
+    legal = rng.random(12) < 0.4
+    legal[rng.integers(12)] = True
+    embeddings = rng.normal(size=(5, 4)).astype(np.float32)[:k]
+    got = np.asarray(_project()(embeddings, moves, legal))
+    assert legal[got].all()
+    unit = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True)  # noqa: E731
+    cosine = np.where(legal, unit(embeddings) @ unit(moves).T, -np.inf)
+    np.testing.assert_array_equal(cosine[np.arange(k), got], cosine.max(axis=1))
+
+
+def random_positions(env, count: int, plies: int, seed: int):
+    """`count` states after `plies` random moves each (live games), batched."""
+    rng = np.random.default_rng(seed)
+    states = []
+    while len(states) < count:
+        try:
+            cells = env.config.board_size ** 2
+            states.append(env.from_moves(rng.permutation(cells)[:plies].tolist()))
+        except ValueError:
+            continue
+    return jax.tree.map(lambda *x: jnp.stack(x), *states)
+
+
+@functools.lru_cache(maxsize=None)
+def _choose(game: str, optim_steps: int):
+    env = gomoku_jax.make(game, board_size=5 if game == "fauxgo" else 7)
+    agent = agents.make("gmo", optim_steps=optim_steps, **TINY).bind(env)
+    params = agent.params_or_fresh(None)
+    choose = jax.jit(jax.vmap(agent.choose, in_axes=(None, 0, 0, 0)))
+    act = jax.jit(agent.act_batch)
+    return env, agent, params, choose, act
+
+
+def test_without_ascent_gmo_plays_the_top_scored_move():
+    env, agent, params, choose, _ = _choose("gomoku", 0)
+    states = random_positions(env, 6, 9, seed=1)
+    memory = jax.vmap(agent.init)(jax.random.split(jax.random.key(0), 6))
+    choice = choose(params, memory, states, jax.random.split(jax.random.key(2), 6))
+    scores = np.asarray(choice.scores)
+    np.testing.assert_array_equal(choice.action, scores.argmax(axis=1))
+    np.testing.assert_array_equal(choice.projected, choice.candidates)
+
+
+def test_with_ascent_moves_are_legal_and_remembered_on_both_games():
+    for game in ("gomoku", "fauxgo"):
+        env, agent, params, choose, act = _choose(game, 3)
+        states = random_positions(env, 4, 6, seed=3)
+        memory = jax.vmap(agent.init)(jax.random.split(jax.random.key(0), 4))
+        keys = jax.random.split(jax.random.key(4), 4)
+        choice = choose(params, memory, states, keys)
+        actions, after, info = act(params, memory, states, keys)
+        legal = np.asarray(states.legal_action_mask)
+        assert legal[np.arange(4), np.asarray(actions)].all()
+        np.testing.assert_array_equal(actions, choice.action)
+        assert all(a in p for a, p in zip(np.asarray(choice.action),
+                                          np.asarray(choice.projected)))
+        np.testing.assert_array_equal(after.count, 1)
+        played = np.asarray(choice.moves)[np.arange(4), np.asarray(actions)]
+        np.testing.assert_allclose(np.asarray(after.embeddings)[:, 0], played)
+        np.testing.assert_array_equal(np.asarray(info["policy"]).argmax(1), actions)
