@@ -639,3 +639,17 @@ def test_python_dash_m_pbrain_session():
     assert 0 <= x < 7 and 0 <= y < 7 and (x, y) not in {(0, 0), (6, 6), (3, 3)}
     assert lines[3].startswith("ERROR TURN expects X,Y")
     assert lines[4] == "UNKNOWN command 'FOO'"
+
+
+def test_gmo_plays_and_carries_its_novelty_memory_across_turns():
+    tiny = dict(state_dim=16, move_dim=16, hidden_dim=32, part_dim=8, mc_samples=2)
+    e = PbrainEngine("gmo", tiny, seed=1)
+    assert send(e, "START 7") == ["OK"]
+    x, y = move_of(send(e, "BEGIN"))
+    assert e.board[y, x] == OWN
+    tx, ty = free_cell(e)
+    x2, y2 = move_of(send(e, f"TURN {tx},{ty}"))
+    assert e.board[ty, tx] == OPPONENT and e.board[y2, x2] == OWN
+    assert int(e._agent_state.count) == 2  # one embedding per own move
+    send(e, "RESTART")
+    assert int(e._agent_state.count) == 0  # a new game, an empty memory
