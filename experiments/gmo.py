@@ -89,7 +89,8 @@ def main(argv=None) -> int:
     parser.add_argument("--game", default="gomoku", choices=["gomoku", "fauxgo"])
     parser.add_argument("--board-size", type=int, default=9)
     parser.add_argument("--win-length", type=int, default=4, help="gomoku only")
-    parser.add_argument("--checkpoint", help="a GMO run directory (default: untrained)")
+    parser.add_argument("--checkpoint", help="a GMO run directory: its game, agent config "
+                        "and params (default: an untrained GMO on --game)")
     parser.add_argument("--batch-sizes", default=[1, 1024],
                         type=lambda text: parse_int_list(text, "--batch-sizes"))
     parser.add_argument("--positions", type=int, default=256)
@@ -103,27 +104,29 @@ def main(argv=None) -> int:
     parser.add_argument("--out")
     parser.add_argument("--json")
     args = parser.parse_args(argv)
-    kw = {"board_size": args.board_size}
-    if args.game == "gomoku":
-        kw["win_length"] = args.win_length
-    try:
-        env = gomoku_jax.make(args.game, **kw)
-    except ValueError as e:
-        parser.error(str(e))
     variants = [x for x in args.ablations.split(",") if x]
     if any(v not in ABLATIONS for v in variants):
         parser.error(f"--ablations takes {', '.join(ABLATIONS)}, got {args.ablations!r}")
-    heuristic = "heuristic" if args.game == "gomoku" else "fauxgo_heuristic"
-    opponents = (args.opponents or f"random,{heuristic},puct@time").split(",")
+    if args.checkpoint:  # the run's game, agent config and params
+        from gomoku_jax.train.gmo_trained import load
 
-    if args.checkpoint:
-        from gomoku_jax.train.gmo_trained import load_gmo
-
-        base, params = load_gmo(args.checkpoint)
-        base = base.bind(env)
+        try:
+            trained = load(args.checkpoint)
+        except ValueError as e:
+            parser.error(str(e))
+        env, base, params = trained.env, trained.agent(), trained.variables
     else:
+        kw = {"board_size": args.board_size}
+        if args.game == "gomoku":
+            kw["win_length"] = args.win_length
+        try:
+            env = gomoku_jax.make(args.game, **kw)
+        except ValueError as e:
+            parser.error(str(e))
         base = agents.make("gmo").bind(env)
         params = base.params_or_fresh(None)
+    heuristic = "heuristic" if env.id == "gomoku" else "fauxgo_heuristic"
+    opponents = (args.opponents or f"random,{heuristic},puct@time").split(",")
     records = {"game": env.describe(), "speed": [], "ascent": {}, "arena": []}
 
     pool = random_positions(env, max(args.batch_sizes + [args.positions, args.games]))
@@ -164,7 +167,7 @@ def main(argv=None) -> int:
                   [[r["gmo"], r["opponent"], r["record"], f"{r['score']:.3f}"]
                    for r in records["arena"]])
     text = "\n\n".join([
-        f"# GMO on {env.id} {args.board_size}x{args.board_size} "
+        f"# GMO on {env.id} {env.observation_shape[0]}x{env.observation_shape[1]} "
         f"({'checkpoint ' + args.checkpoint if args.checkpoint else 'untrained'}; "
         f"{describe_machine()})", speed,
         f"Gradient ascent on {args.positions} positions: {moved:.1%} of the top-k candidates "

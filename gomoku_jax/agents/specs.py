@@ -93,7 +93,11 @@ def build_agent(name: str, config: dict[str, Any], network: Optional[TrainedNetw
                 what: Optional[str] = None) -> Agent:
     """`agents.make(name, **config)`, with `network`'s apply function wired in when
     `config["evaluator"]` is "network" (which needs a network). `what` names the agent in
-    errors (default: `name`)."""
+    errors (default: `name`). A network with an `agent_config(name, config, what)` method
+    adapts the config first (a GMO run's: `gmo` takes the run's sizes and knobs)."""
+    adapt = getattr(network, "agent_config", None)
+    if adapt is not None:
+        config = adapt(name, config, what or name)
     if config.get("evaluator") == NETWORK:
         if network is None:
             raise ValueError(f"agent {what or name!r} uses evaluator=network, which needs a "

@@ -24,7 +24,7 @@ SUBCOMMANDS = (
     ("export", "gomoku_jax.cli.export",
      "a trained network as serialized StableHLO (jax.export) + JSON metadata", False),
     ("train", "gomoku_jax.cli.train",
-     "AlphaZero self-play training from a preset (arena table at the end)", True),
+     "AlphaZero (or --algo gmo) training from a preset, arena table at the end", True),
 )
 
 

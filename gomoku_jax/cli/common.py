@@ -43,7 +43,8 @@ def add_game_arguments(parser: argparse.ArgumentParser, board_size: int = 15) ->
                              "checkpoints/ directory or checkpoints/<step>. Agent specs "
                              "'trained[:num_simulations=S]' (the run's eval agent) and "
                              "'mcts|gumbel|policy:evaluator=network,...' then play with it, on "
-                             "its game")
+                             "its game (a GMO run of `train --algo gmo`: 'gmo[:beta=...]' and "
+                             "'trained' play with its params)")
     parser.add_argument("--step", type=int, metavar="N",
                         help="the checkpoint step to load (default: the latest)")
 

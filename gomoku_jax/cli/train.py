@@ -1,4 +1,5 @@
-"""`gomoku-jax train`: AlphaZero self-play training from a preset, with config overrides.
+"""`gomoku-jax train`: AlphaZero self-play training (or GMO, `--algo gmo`) from a preset,
+with config overrides.
 
     gomoku-jax train --preset quick --run-dir runs/quick
     gomoku-jax train --preset gomoku15 --run-dir runs/g15 --set selfplay.num_simulations=64
@@ -8,10 +9,19 @@
         --set replay.synthetic_fraction=0                   # any game of the platform
     gomoku-jax train --preset quick --list-keys             # every settable key
 
+GMO (seed 002's gradient move optimisation: a value network over (state, move) trained on
+the positions of another agent's games):
+
+    gomoku-jax train --algo gmo --preset gmo_quick --run-dir runs/gmo_quick
+    gomoku-jax train --algo gmo --preset gmo_fauxgo --set data.agent=fauxgo_heuristic
+    gomoku-jax train --run-dir runs/gmo_quick --resume     # the run says it is a GMO run
+
 Every run directory gets config.json, metrics.jsonl, orbax checkpoints and summary.json
 (the final arena results per opponent and the wall time); the arena table is printed at
-the end. Presets: quick (9×9 on a CPU, minutes), gomoku15 (15×15, seed 001's net, GPU),
-seed (seed 001's schedule as written), test (tiny, for the test suite).
+the end. Presets: quick (9×9 on a CPU, minutes), fauxgo (Faux Go 9×9 on a CPU), gomoku15
+(15×15, seed 001's net, GPU), seed (seed 001's schedule as written), test (tiny, for the
+test suite); for --algo gmo: gmo_quick (9×9 four in a row on a CPU, minutes), gmo_fauxgo
+(Faux Go 9×9 on a CPU), gmo_gpu (15×15 on a GPU), gmo_test (tiny).
 """
 
 from __future__ import annotations
@@ -21,15 +31,23 @@ import json
 import pathlib
 from typing import Optional
 
+from gomoku_jax.train import gmo_config
 from gomoku_jax.train.config import RESUMABLE, override, resumable, valid_keys
 from gomoku_jax.train.presets import PRESETS, preset
+
+ALGOS = ("alphazero", "gmo")
+DEFAULT_PRESET = {"alphazero": "quick", "gmo": "gmo_quick"}
 
 
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
     parser = parser or argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--preset", default="quick", choices=sorted(PRESETS),
-                        help="the starting config (default: quick)")
+    parser.add_argument("--algo", choices=ALGOS,
+                        help="what to train: alphazero (default) or gmo; default with "
+                             "--resume: the run's own, with a gmo_* preset: gmo")
+    parser.add_argument("--preset", choices=sorted({**PRESETS, **gmo_config.PRESETS}),
+                        help="the starting config (default: quick, or gmo_quick with "
+                             "--algo gmo)")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="where config, metrics, checkpoints and summary go "
                              "(default: runs/<preset>)")
@@ -49,10 +67,38 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     return parser
 
 
-def main(args: argparse.Namespace) -> int:
-    from gomoku_jax.train import checkpoint
+def _algo(args: argparse.Namespace) -> str:
+    """The algorithm of the run: the run directory's when resuming, else --algo, else the
+    preset's; ValueError when they disagree."""
+    algo = args.algo
+    if args.resume and args.run_dir:
+        saved = gmo_config.run_algo(args.run_dir)
+        if saved is not None:
+            if algo is not None and algo != saved:
+                raise ValueError(f"--algo {algo}, but {args.run_dir} holds a run of --algo "
+                                 f"{saved}")
+            return saved
+    if algo is None:
+        algo = "gmo" if args.preset in gmo_config.PRESETS else "alphazero"
+    presets = gmo_config.PRESETS if algo == "gmo" else PRESETS
+    if args.preset is not None and args.preset not in presets:
+        raise ValueError(f"--preset {args.preset} is not a preset of --algo {algo}; its "
+                         f"presets: {', '.join(sorted(presets))}")
+    saved = gmo_config.run_algo(args.run_dir) if args.run_dir else None
+    if saved is not None and saved != algo:
+        raise ValueError(f"{args.run_dir} holds a run of --algo {saved}, not {algo}: use "
+                         f"another run directory, or --resume to continue that run")
+    return algo
 
-    run_dir = pathlib.Path(args.run_dir or f"runs/{args.preset}")
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        algo = _algo(args)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    gmo = algo == "gmo"
+    name = args.preset or DEFAULT_PRESET[algo]
+    run_dir = pathlib.Path(args.run_dir or f"runs/{name}")
     try:
         if args.resume:
             other = sorted(key for key in (a.split("=", 1)[0].strip()
@@ -60,14 +106,21 @@ def main(args: argparse.Namespace) -> int:
             if other:
                 raise ValueError(f"--resume continues the run's own config; --set may change "
                                  f"only {', '.join(RESUMABLE)}, not {', '.join(other)}")
-            config = override(checkpoint.load_config(run_dir), args.assignments)
+            if gmo:
+                config = gmo_config.override(gmo_config.load_config(run_dir), args.assignments)
+            else:
+                from gomoku_jax.train import checkpoint
+
+                config = override(checkpoint.load_config(run_dir), args.assignments)
+        elif gmo:
+            config = gmo_config.override(gmo_config.preset(name), args.assignments)
         else:
-            config = override(preset(args.preset), args.assignments)
+            config = override(preset(name), args.assignments)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     if args.list_keys:
         data = config.to_dict()
-        for key in valid_keys(config):
+        for key in (gmo_config.valid_keys if gmo else valid_keys)(config):
             section, field = key.split(".")
             print(f"{key} = {json.dumps(data[section][field])}")
         return 0
@@ -75,6 +128,8 @@ def main(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: --stop-after must be >= 1, got {args.stop_after}")
     from gomoku_jax.train.loop import arena_table, train
 
+    if gmo:
+        from gomoku_jax.train.gmo_loop import train_gmo as train
     try:
         summary = train(config, run_dir, progress=not args.no_progress,
                         stop_after=args.stop_after)

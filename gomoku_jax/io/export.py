@@ -146,8 +146,8 @@ def export_checkpoint(checkpoint: str | pathlib.Path, out: str | pathlib.Path, *
     and its metadata to `metadata_path(out)`; returns the metadata.
 
     Raises:
-      ValueError: a bad checkpoint path or step, bad platforms, an `out` that exists
-        (without `force`), is a directory, or whose directory does not exist.
+      ValueError: a bad checkpoint path or step, a GMO run, bad platforms, an `out` that
+        exists (without `force`), is a directory, or whose directory does not exist.
     """
     from gomoku_jax.train.trained import load
 
@@ -162,6 +162,9 @@ def export_checkpoint(checkpoint: str | pathlib.Path, out: str | pathlib.Path, *
         raise ValueError(f"directory {out.absolute().parent} does not exist")
     platforms = parse_platforms(platforms)
     network = load(checkpoint, step)
+    if not hasattr(network.model, "apply"):
+        raise ValueError(f"{checkpoint} is a GMO run: export takes a policy-value network "
+                         f"(a run of `gomoku-jax train --algo alphazero`)")
     exported = export_apply(network.model.apply, network.variables,
                             network.env.observation_shape, platforms)
     meta = metadata(network, exported)

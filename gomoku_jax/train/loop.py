@@ -37,7 +37,7 @@ SUMMARY_FILE = "summary.json"
 PREVIOUS = "previous"
 
 
-class _Logger:
+class RunLogger:
     """metrics.jsonl (truncated to `start` iterations on resume) and TensorBoard; writes
     nothing unless `primary` (process 0 of a multi-host run)."""
 
@@ -103,12 +103,13 @@ def evaluate(trainer: AlphaZero, variables: Any, previous: Any, key: jax.Array
     return results
 
 
-def _copy(tree: Any) -> Any:
+def copy_tree(tree: Any) -> Any:
     """A copy that outlives the state: `iteration` donates (frees) its input's buffers."""
     return jax.tree.map(jnp.copy, tree)
 
 
-def _validate_opponents(config: TrainConfig) -> None:
+def validate_opponents(config) -> None:
+    """ValueError naming the first bad agent spec of `config.eval.opponents`."""
     env = config.env()
     for spec in config.eval.opponents:
         if spec != PREVIOUS:
@@ -157,7 +158,7 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
     t_start = time.perf_counter()
     run_dir = pathlib.Path(run_dir)
     _check_run_dir(run_dir, config)
-    _validate_opponents(config)
+    validate_opponents(config)
     trainer = AlphaZero(config)
     mgr = checkpoint.manager(run_dir, config.run.keep_checkpoints)
     if mgr.latest_step() is not None:
@@ -165,7 +166,7 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
             mgr, trainer.abstract_state(), trainer.model, trainer.env)
     else:
         state = trainer.init()
-        previous, previous_iteration = _copy(state.variables), 0
+        previous, previous_iteration = copy_tree(state.variables), 0
     start = int(state.iteration)
     if start >= config.run.iterations:
         summary = read_summary(run_dir) or {"arena": {}, "iterations": start, "finished": True}
@@ -173,7 +174,7 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
     primary = jax.process_index() == 0
     if primary:
         checkpoint.save_config(run_dir, config)
-    logger = _Logger(run_dir, start, primary)
+    logger = RunLogger(run_dir, start, primary)
     total = config.run.iterations if stop_after is None else min(stop_after,
                                                                  config.run.iterations)
     eval_key = jax.random.key(config.run.seed + 1)
@@ -196,7 +197,7 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
             if (config.eval.every and it % config.eval.every == 0) or last:
                 arena = evaluate(trainer, state.variables, previous,
                                  jax.random.fold_in(eval_key, it))
-                previous, previous_iteration = _copy(state.variables), it
+                previous, previous_iteration = copy_tree(state.variables), it
                 record["arena"] = arena
                 record["previous_iteration"] = previous_iteration
             logger.log(record)

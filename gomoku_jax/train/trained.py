@@ -19,8 +19,9 @@ from typing import Any, Optional
 
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.games.protocol import Env, GameSpec
-from gomoku_jax.train import checkpoint
+from gomoku_jax.train import checkpoint, gmo_trained
 from gomoku_jax.train.alphazero import AlphaZero, make_mesh
+from gomoku_jax.train.gmo_config import run_algo
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -75,8 +76,10 @@ def uses_network(agent: Agent) -> bool:
     return getattr(agent, "evaluator", None) == "network"
 
 
-def load(path: str | pathlib.Path, step: Optional[int] = None) -> TrainedNetwork:
-    """The network of a run directory, its `checkpoints/` directory or `checkpoints/<step>`.
+def load(path: str | pathlib.Path, step: Optional[int] = None
+         ) -> TrainedNetwork | gmo_trained.TrainedGMO:
+    """The network of a run directory, its `checkpoints/` directory or `checkpoints/<step>`
+    (a `gmo_trained.TrainedGMO` for a GMO run: `gomoku-jax train --algo gmo`).
 
     Args:
       step: which checkpoint (default: the one `path` names, else the latest).
@@ -86,6 +89,8 @@ def load(path: str | pathlib.Path, step: Optional[int] = None) -> TrainedNetwork
     """
     if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
         raise ValueError(f"step must be an int, got {step!r}")
+    if run_algo(checkpoint.locate(pathlib.Path(path))[0]) == "gmo":
+        return gmo_trained.load(path, step)
     model, variables, config, step = checkpoint.load_network(path, step)
     run_dir, _ = checkpoint.locate(pathlib.Path(path))
     return TrainedNetwork(model, variables, config, run_dir, step)

@@ -1,0 +1,217 @@
+"""One GMO training iteration as one compiled function.
+
+    trainer = GMOTrainer(config)                 # static: model, optimiser, data agent
+    state = trainer.init()                       # GMOTrainState
+    state, metrics = trainer.iteration(state)    # games + buffer + K SGD steps, jitted
+
+`iteration` runs, without leaving the device: `data.games` games to their end
+(`gmo_data.play_games`, the data agent on both sides), every position with the move
+played and the outcome for its mover into the FIFO buffer (`replay.py`'s), then K SGD steps
+in a `lax.scan`, each on a uniform batch from the buffer under random symmetries (state
+and move together), with dropout on (explicit keys) and one AdamW step on the value's
+heteroscedastic Gaussian NLL. The state encoder, the move encoder and the value net are
+trained together.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+from gomoku_jax.agents.gmo import GMOAgent
+from gomoku_jax.agents.specs import make_agent
+from gomoku_jax.nets.gmo import GMOModel, MoveFeatures
+from gomoku_jax.train import gmo_data, learner, replay
+from gomoku_jax.train.gmo_config import SELF, GMOTrainConfig
+
+
+@struct.dataclass
+class GMOTrainState:
+    """Everything an iteration reads and writes (all arrays; a checkpoint saves it whole).
+
+    params: the GMO networks' (`GMOModel.init`); opt_state: optax's; buffer: the replay
+    buffer of `gmo_data.GMOSample`s; key: uint32[2] raw PRNG key data; iteration: int32[];
+    sgd_steps: int32[], optimiser steps taken.
+    """
+
+    params: Any
+    opt_state: Any
+    buffer: replay.Replay
+    key: jax.Array
+    iteration: jax.Array
+    sgd_steps: jax.Array
+
+
+class LossParts(NamedTuple):
+    """Weighted means over a batch (float32[] each): the NLL (the loss), the squared error
+    of the value, the clamped log-variance, and sign(v) == sign(z) among decided games."""
+
+    loss: jax.Array
+    mse: jax.Array
+    log_var: jax.Array
+    accuracy: jax.Array
+
+
+def losses(model: GMOModel, params: Any, obs: jax.Array, moves: MoveFeatures,
+           value: jax.Array, weight: jax.Array, key: Optional[jax.Array],
+           log_var_range: tuple[float, float]) -> LossParts:
+    """The heteroscedastic Gaussian NLL 0.5 (s + (z - v)² e^-s) of a batch, s the
+    log-variance clamped to `log_var_range`.
+
+    Args:
+      obs: float32[B, *obs_shape]; moves: MoveFeatures[B] of the moves played;
+      value: float32[B] the outcomes z; weight: float32[B] (0: padding);
+      key: the dropout key (None: dropout off).
+    """
+    s = model.encode_state(params, obs)
+    m = model.encode_moves(params, moves)
+    v, log_var = model.value(params, s, m, key)
+    log_var = jnp.clip(log_var, *log_var_range)
+    err2 = (value - v) ** 2
+    nll = 0.5 * (log_var + err2 * jnp.exp(-log_var))
+    total = jnp.maximum(jnp.sum(weight), 1e-6)
+    decided = weight * (value != 0)
+    accuracy = jnp.sum(decided * (jnp.sign(v) == jnp.sign(value))) / jnp.maximum(
+        jnp.sum(decided), 1e-6)
+    return LossParts(jnp.sum(weight * nll) / total, jnp.sum(weight * err2) / total,
+                     jnp.sum(weight * log_var) / total, accuracy)
+
+
+class GMOTrainer:
+    """The static side of a GMO run: config, model, optimiser, data agent and the compiled
+    iteration."""
+
+    def __init__(self, config: GMOTrainConfig):
+        self.config = config
+        self.env = config.env()
+        self.model = GMOModel.for_env(config.gmo, self.env)
+        self.self_play = config.data.agent == SELF
+        try:
+            data_agent = self.agent() if self.self_play else make_agent(config.data.agent)
+            self.data_agent = data_agent.bind(self.env)
+        except ValueError as e:
+            raise ValueError(f"data.agent {config.data.agent!r}: {e}") from None
+        self.optimizer = learner.make_optimizer(config.optim,
+                                                config.run.iterations * config.optim.sgd_steps)
+
+    def agent(self) -> GMOAgent:
+        """The GMO agent of the run's `gmo` section, bound to its game; its params are the
+        state's `params`."""
+        return GMOAgent(env=self.env, **dataclasses.asdict(self.config.gmo))
+
+    # ------------------------------------------------------------------ state
+
+    def _fresh(self, key: jax.Array) -> GMOTrainState:
+        k_net, k_run = jax.random.split(key)
+        params = self.model.init(k_net)
+        return GMOTrainState(
+            params=params, opt_state=self.optimizer.init(params),
+            buffer=replay.init(gmo_data.example(self.env), self.config.replay.capacity),
+            key=jax.random.key_data(k_run), iteration=jnp.int32(0), sgd_steps=jnp.int32(0))
+
+    def abstract_state(self) -> GMOTrainState:
+        """Shapes and dtypes of a GMOTrainState (a restore target)."""
+        return jax.eval_shape(self._fresh, jax.random.key(0))
+
+    def init(self, seed: Optional[int] = None) -> GMOTrainState:
+        """A fresh run's state from `seed` (default `run.seed`), committed to the default
+        device as a restored checkpoint is (so both hit the same compiled iteration)."""
+        seed = self.config.run.seed if seed is None else seed
+        return jax.device_put(_jitted_fresh(self.config)(jax.random.key(seed)),
+                              jax.devices()[0])
+
+    # ------------------------------------------------------------------ the iteration
+
+    @property
+    def iteration(self):
+        """Jitted `(GMOTrainState) -> (GMOTrainState, metrics dict of float32[])`; the
+        input state's buffers are donated. Compiled once per config and process (a resumed
+        run, or a second trainer of the same config, reuses it)."""
+        return _jitted_iteration(self.config)
+
+    def _iteration(self, state: GMOTrainState) -> tuple[GMOTrainState, dict]:
+        cfg = self.config
+        key = jax.random.wrap_key_data(state.key)
+        key, k_data, k_train = jax.random.split(key, 3)
+        samples, valid, stats = gmo_data.play_games(
+            self.env, self.data_agent, state.params if self.self_play else None, k_data,
+            cfg.data.games, cfg.data.random_plies, cfg.data.epsilon)
+        buffer = replay.add(state.buffer, samples, valid)
+        ready = buffer.size >= cfg.replay.min_size
+        (params, opt_state), (parts, grad_norm) = self.sgd_steps(
+            state.params, state.opt_state, buffer, k_train, ready)
+        steps = state.sgd_steps + jnp.where(ready, cfg.optim.sgd_steps, 0).astype(jnp.int32)
+        new_state = GMOTrainState(params, opt_state, buffer, jax.random.key_data(key),
+                                  state.iteration + 1, steps)
+        metrics = {
+            "loss": jnp.mean(parts.loss), "value_mse": jnp.mean(parts.mse),
+            "log_var": jnp.mean(parts.log_var), "value_accuracy": jnp.mean(parts.accuracy),
+            "grad_norm": jnp.mean(grad_norm), "trained": ready.astype(jnp.float32),
+            "games": stats.games, "first_player_wins": stats.first_wins,
+            "second_player_wins": stats.second_wins,
+            "draws": stats.games - stats.first_wins - stats.second_wins,
+            "positions": stats.positions, "mean_game_length": stats.positions / stats.games,
+            "plies": stats.plies, "buffer_size": buffer.size, "sgd_steps": steps,
+        }
+        return new_state, {k: jnp.asarray(v, jnp.float32) for k, v in metrics.items()}
+
+    def sgd_steps(self, params: Any, opt_state: Any, buffer: replay.Replay, key: jax.Array,
+                  ready: jax.Array = True, num_steps: Optional[int] = None):
+        """`num_steps` (default `optim.sgd_steps`) SGD steps in one `lax.scan`, each on a
+        fresh `training_batch`; while `ready` is False the old params and optimiser state
+        are kept.
+
+        Returns:
+          ((params, opt_state), (LossParts [K] before each update, gradient norms [K])).
+        """
+        k = self.config.optim.sgd_steps if num_steps is None else num_steps
+
+        def sgd(carry, key):
+            k_batch, k_drop = jax.random.split(key)
+            new = self.sgd_step(*carry, self.training_batch(buffer, k_batch), k_drop)
+            kept = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new[:2], carry)
+            return kept, new[2:]
+
+        return jax.lax.scan(sgd, (params, opt_state), jax.random.split(key, k),
+                            unroll=min(self.config.optim.unroll, k))
+
+    def training_batch(self, buffer: replay.Replay, key: jax.Array) -> gmo_data.GMOSample:
+        """`optim.batch_size` samples drawn uniformly from the buffer, each under a random
+        symmetry when `optim.augment`."""
+        k_buf, k_aug = jax.random.split(key)
+        batch = replay.sample(buffer, k_buf, self.config.optim.batch_size)
+        return gmo_data.augment(self.env, batch, k_aug) if self.config.optim.augment \
+            else batch
+
+    def sgd_step(self, params: Any, opt_state: Any, batch: gmo_data.GMOSample,
+                 key: jax.Array) -> tuple[Any, Any, LossParts, jax.Array]:
+        """One AdamW update on a batch, dropout drawn from `key`:
+        (params, opt_state, LossParts before the update, gradient norm)."""
+        obs, moves = gmo_data.batch_inputs(self.env, batch)
+        optim = self.config.optim
+
+        def loss_fn(p):
+            parts = losses(self.model, p, obs, moves, batch.value, batch.weight, key,
+                           (optim.log_var_min, optim.log_var_max))
+            return parts.loss, parts
+
+        (_, parts), grads = jax.value_and_grad(loss_fn, has_aux=True)(params)
+        updates, opt_state = self.optimizer.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state, parts,
+                optax.tree_utils.tree_norm(grads))
+
+
+@functools.lru_cache(maxsize=8)
+def _jitted_iteration(config: GMOTrainConfig):
+    return jax.jit(GMOTrainer(config)._iteration, donate_argnums=0)
+
+
+@functools.lru_cache(maxsize=8)
+def _jitted_fresh(config: GMOTrainConfig):
+    return jax.jit(GMOTrainer(config)._fresh)

@@ -1,0 +1,157 @@
+"""GMO's training data: (position, move played, outcome for the mover) from on-device games.
+
+    samples, valid, stats = play_games(env, agent, params, key, num_games,
+                                       random_plies=2, epsilon=0.1)
+    buffer = replay.add(buffer, samples, valid)              # replay.py's FIFO buffer
+    obs, moves, value, weight = batch_inputs(env, augment(env, batch, key))
+
+`play_games` plays `num_games` games from `env.init` to their end, both sides the same
+agent (any registered agent, `agent.act_batch`), in one `lax.while_loop` of at most
+`env.max_game_length` plies that stops once every game is over. A ply is a uniformly random
+legal move instead of the agent's for the first `random_plies` plies of every game (the
+openings differ: a greedy agent would otherwise replay one game) and with probability
+`epsilon` afterwards (the value net must also see moves the agent would not play: GMO scores
+every legal move). Every ply of every game is recorded with the outcome from its mover's
+view; all games end inside the loop, so every position is labelled.
+
+The sample keeps the env state, not the observation, so that the augmentation can move the
+state and the move together (`env.transform_state`, `symmetry.transform_action`) before the
+observation and the move features are made.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from gomoku_jax.agents.gmo import move_features
+from gomoku_jax.games.protocol import is_over
+from gomoku_jax.games.random_play import random_legal_action
+from gomoku_jax.games.symmetry import transform_action
+from gomoku_jax.nets.gmo import MoveFeatures
+
+
+@struct.dataclass
+class GMOSample:
+    """One example (or a batch, a leading axis on every leaf); a pytree that `replay.py`'s
+    buffer stores (it needs `value` and `weight`).
+
+    state: the position before the move, the mover to play; action: int32[], the move
+    played; value: float32[], the game's outcome for the mover (+1 win, 0 draw, -1 loss);
+    weight: float32[], 1 for a real sample, 0 for padding.
+    """
+
+    state: Any
+    action: jax.Array
+    value: jax.Array
+    weight: jax.Array
+
+
+class DataStats(NamedTuple):
+    """Totals of one `play_games` call (int32[] each): games played, wins of the game's
+    first and second player, positions recorded (the plies of all games), and the plies
+    the loop ran (the longest game)."""
+
+    games: jax.Array
+    first_wins: jax.Array
+    second_wins: jax.Array
+    positions: jax.Array
+    plies: jax.Array
+
+
+def example(env) -> GMOSample:
+    """One unbatched zero sample shaped like `env`'s (`replay.init`'s example)."""
+    state = jax.eval_shape(env.init, jax.random.key(0))
+    zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), state)
+    return GMOSample(zeros, jnp.int32(0), jnp.float32(0), jnp.float32(0))
+
+
+def play_games(env, agent, params: Any, key: jax.Array, num_games: int,
+               random_plies: int = 0, epsilon: float = 0.0
+               ) -> tuple[GMOSample, jax.Array, DataStats]:
+    """Play `num_games` games to the end with `agent` (bound to `env`) on both sides.
+
+    Args:
+      params: the agent's params (None for agents without).
+      random_plies, epsilon: random legal moves instead of the agent's (module doc).
+    Returns:
+      (samples with leaves [L * B, ...] (ply-major, L = env.max_game_length), valid
+       bool[L * B]: the plies that were played, DataStats).
+    """
+    agent = agent.bind(env)
+    length, b = env.max_game_length, num_games
+    k_init, k_agent, k_play = jax.random.split(key, 3)
+    states = jax.vmap(env.init)(jax.random.split(k_init, b))
+    agent_states = jax.vmap(agent.init)(jax.random.split(k_agent, b))
+    first = states.current_player
+
+    def blank(x):
+        return jnp.zeros((length,) + x.shape, x.dtype)
+
+    record = GMOSample(jax.tree.map(blank, states), jnp.zeros((length, b), jnp.int32),
+                       jnp.zeros((length, b), jnp.int32), jnp.zeros((length, b), bool))
+
+    def ply(carry):
+        states, agent_states, returns, record, i = carry
+        k_act, k_rand, k_eps = jax.random.split(jax.random.fold_in(k_play, i), 3)
+        actions, agent_states, _ = agent.act_batch(params, agent_states, states,
+                                                   jax.random.split(k_act, b))
+        explore = (i < random_plies) | (jax.random.uniform(k_eps, (b,)) < epsilon)
+        actions = jnp.where(explore, random_legal_action(k_rand, states.legal_action_mask),
+                            actions).astype(jnp.int32)
+        # `value` holds the mover for now, `weight` whether the game was live
+        now = GMOSample(states, actions, states.current_player, ~is_over(states))
+        record = jax.tree.map(lambda r, x: jax.lax.dynamic_update_index_in_dim(r, x, i, 0),
+                              record, now)
+        states = jax.vmap(env.step)(states, actions)
+        return states, agent_states, returns + states.rewards, record, i + 1
+
+    def going(carry):
+        states, _, _, _, i = carry
+        return (i < length) & ~jnp.all(is_over(states))
+
+    states, _, returns, record, plies = jax.lax.while_loop(
+        going, ply, (states, agent_states, jnp.zeros((b, 2), jnp.float32), record,
+                     jnp.int32(0)))
+    valid = record.weight & is_over(states)[None]
+    mover = record.value
+    value = jnp.where(valid, jnp.take_along_axis(returns[None], mover[..., None], -1)[..., 0],
+                      0.0)
+    flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731
+    samples = GMOSample(jax.tree.map(flat, record.state), flat(record.action), flat(value),
+                        flat(valid).astype(jnp.float32))
+    first_result = jnp.take_along_axis(returns, first[:, None], -1)[:, 0]
+    stats = DataStats(games=jnp.int32(b),
+                      first_wins=jnp.sum(first_result > 0, dtype=jnp.int32),
+                      second_wins=jnp.sum(first_result < 0, dtype=jnp.int32),
+                      positions=jnp.sum(valid, dtype=jnp.int32), plies=plies)
+    return samples, flat(valid), stats
+
+
+def transform_sample(env, sample: GMOSample, g: jax.Array) -> GMOSample:
+    """One sample under the game's symmetry g (int32[]): the state and the move together,
+    so the stone the move places lands where the transformed move places it."""
+    return sample.replace(state=env.transform_state(sample.state, g),
+                          action=transform_action(env, sample.action, g).astype(jnp.int32))
+
+
+def augment(env, samples: GMOSample, key: jax.Array) -> GMOSample:
+    """A batch (leading axis B) with an independent random symmetry per sample (as is for a
+    game without symmetries)."""
+    if env.num_symmetries == 1:
+        return samples
+    g = jax.random.randint(key, samples.value.shape, 0, env.num_symmetries)
+    return jax.vmap(lambda s, h: transform_sample(env, s, h))(samples, g)
+
+
+def batch_inputs(env, samples: GMOSample) -> tuple[jax.Array, MoveFeatures]:
+    """(observations float32[B, *obs_shape], the played moves' MoveFeatures[B]) of a batch."""
+    obs = jax.vmap(env.observe)(samples.state)
+
+    def one(state, action):
+        return jax.tree.map(lambda f: f[action], move_features(env, state))
+
+    return obs, jax.vmap(one)(samples.state, samples.action)
