@@ -61,7 +61,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
 def network_agent(name: str, pairs: Sequence[str], network: "TrainedNetwork") -> Agent:
     """The agent that plays with `network`: `trained` (the run's eval agent; only
     num_simulations=S may be set) or a search or policy agent, whose evaluator is
-    "network" here.
+    "network" here; with a GMO run, `gmo` (the run's GMO, search knobs settable).
 
     Raises:
       ValueError: an agent that has no network, an evaluator other than "network", or a bad
@@ -70,6 +70,8 @@ def network_agent(name: str, pairs: Sequence[str], network: "TrainedNetwork") ->
     config = agent_config(pairs)
     if name == TRAINED:
         return trained_agent(config, network)
+    if name == "gmo" and hasattr(network, "agent_config"):  # a GMO run: its params
+        return build_agent(name, config, network)
     if not isinstance(agents.AGENTS[name], (SearchAgent, PolicyAgent)):
         raise ValueError(f"agent {name!r} has no network to take from --checkpoint; use "
                          f"--agent {TRAINED} (the default with a checkpoint), or a search or "

@@ -336,3 +336,16 @@ def test_export_refuses_a_gmo_run_with_a_clear_error(full_run, tmp_path):
     with pytest.raises(ValueError, match="is a GMO run"):
         export_checkpoint(full_run, tmp_path / "net.hlo")
     assert not (tmp_path / "net.hlo").exists()
+
+
+def test_pbrain_plays_a_gmo_run_as_gmo_or_trained(full_run):
+    from gomoku_jax.cli.pbrain import network_agent
+
+    run = trained.load(full_run)
+    for name, pairs in (("gmo", ["beta=0"]), ("trained", [])):
+        agent = network_agent(name, pairs, run)
+        assert isinstance(agent, GMOAgent)
+        assert agent.state_dim == run.config.gmo.state_dim
+    assert network_agent("gmo", ["beta=0"], run).beta == 0.0
+    with pytest.raises(ValueError, match="GMO run"):
+        network_agent("mcts", [], run)
