@@ -204,9 +204,9 @@ class TrainConfig:
         return configs.from_dict(cls, data, "config", KINDS)
 
 
-def valid_keys(config: TrainConfig = TrainConfig()) -> list[str]:
-    """Every settable `section.field` of this config (the polymorphic sections' kind keys
-    included)."""
+def valid_keys(config: Any = TrainConfig()) -> list[str]:
+    """Every settable `section.field` of this config, or of any config of sections with
+    `to_dict` such as GMO's (the polymorphic sections' kind keys included)."""
     data = config.to_dict()
     return [f"{s}.{f}" for s, section in data.items() for f in section]
 
@@ -218,8 +218,9 @@ RESUMABLE = ("run.iterations", "run.checkpoint_every", "run.keep_checkpoints", "
              "eval.*")
 
 
-def override(config: TrainConfig, assignments: Iterable[str]) -> TrainConfig:
-    """`config` with `section.field=value` assignments applied (tuples: `a;b;c`).
+def override(config: Any, assignments: Iterable[str]) -> Any:
+    """`config` (a `TrainConfig`, or any config of sections such as GMO's) with
+    `section.field=value` assignments applied (tuples: `a;b;c`).
 
     Raises:
       ValueError: a malformed assignment, an unknown key (the message lists the valid
@@ -232,7 +233,7 @@ def override(config: TrainConfig, assignments: Iterable[str]) -> TrainConfig:
         if not sep or "." not in key:
             raise ValueError(f"--set takes section.field=value, got {item!r}")
         section = key.split(".", 1)[0]
-        if section not in {f.name for f in dataclasses.fields(TrainConfig)}:
+        if section not in {f.name for f in dataclasses.fields(config)}:
             raise ValueError(f"unknown config key {key!r}; valid keys: "
                              f"{', '.join(valid_keys(config))}")
         changes[key] = value.strip()
@@ -250,7 +251,7 @@ def resumable(key: str) -> bool:
     return key in RESUMABLE or f"{key.split('.', 1)[0]}.*" in RESUMABLE
 
 
-def resumable_changes(saved: TrainConfig, new: TrainConfig) -> list[str]:
+def resumable_changes(saved: Any, new: Any) -> list[str]:
     """The keys in which `new` differs from `saved` that a resumed run cannot take; empty
     when `new` may continue `saved`'s run."""
     def flat(config):

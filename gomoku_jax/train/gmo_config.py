@@ -16,13 +16,14 @@ import json
 import math
 import numbers
 import pathlib
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from gomoku_jax import configs, games
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.games.protocol import Env, GameSpec
 from gomoku_jax.nets.gmo import GMOConfig
-from gomoku_jax.train.config import KINDS, RESUMABLE, resumable
+from gomoku_jax.train.config import (KINDS, RESUMABLE, override, resumable_changes,
+                                     valid_keys)
 
 ALGO = "gmo"
 ALGO_KEY = "algo"
@@ -194,49 +195,6 @@ class GMOTrainConfig:
         if algo != ALGO:
             raise ValueError(f"config is a {algo!r} run's, not a {ALGO!r} run's")
         return configs.from_dict(cls, data, "config", KINDS)
-
-
-def valid_keys(config: GMOTrainConfig = GMOTrainConfig()) -> list[str]:
-    """Every settable `section.field` of this config (`game.id` included)."""
-    return [f"{s}.{f}" for s, section in config.to_dict().items() for f in section]
-
-
-def override(config: GMOTrainConfig, assignments: Iterable[str]) -> GMOTrainConfig:
-    """`config` with `section.field=value` assignments applied (tuples: `a;b;c`).
-
-    Raises:
-      ValueError: a malformed assignment, an unknown key (the message lists the valid
-        ones), a value of the wrong type, or a value the section refuses.
-    """
-    changes: dict[str, str] = {}
-    for item in assignments:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or "." not in key:
-            raise ValueError(f"--set takes section.field=value, got {item!r}")
-        if key.split(".", 1)[0] not in {f.name for f in dataclasses.fields(GMOTrainConfig)}:
-            raise ValueError(f"unknown config key {key!r}; valid keys: "
-                             f"{', '.join(valid_keys(config))}")
-        changes[key] = value.strip()
-    try:
-        return configs.assign(config, changes, "config", KINDS)
-    except ValueError as e:
-        if "unknown field" in str(e):
-            raise ValueError(f"{e}; every valid key: {', '.join(valid_keys(config))}") \
-                from None
-        raise
-
-
-def resumable_changes(saved: GMOTrainConfig, new: GMOTrainConfig) -> list[str]:
-    """The keys in which `new` differs from `saved` that a resumed run cannot take
-    (`config.RESUMABLE`); empty when `new` may continue `saved`'s run."""
-    def flat(config):
-        return {f"{s}.{f}": v for s, section in config.to_dict().items()
-                for f, v in section.items()}
-
-    old, now = flat(saved), flat(new)
-    return [k for k in sorted(set(old) | set(now))
-            if not resumable(k) and old.get(k) != now.get(k)]
 
 
 def read_config_data(run_dir: pathlib.Path) -> Optional[dict]:
