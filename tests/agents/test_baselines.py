@@ -132,12 +132,17 @@ def test_make_unknown_field_lists_the_valid_fields():
 
 def test_make_builds_the_registered_prototype_with_its_config():
     assert set(agents.AGENTS) >= {"random", "proximity_random", "heuristic", "policy", "mcts",
-                                  "puct", "gumbel", "pure_mcts"}
+                                  "puct", "gumbel", "pure_mcts", "fauxgo_heuristic", "gmo"}
     for name, prototype in agents.AGENTS.items():
         agent = agents.make(name)
         assert agent == prototype and type(agent) is type(prototype)
         assert agent == agents.make(name) and hash(agent) == hash(agents.make(name))
-        assert agent.init(jax.random.key(0)) is None and agent.env is None
+        agent_state = agent.init(jax.random.key(0))
+        if name == "gmo":  # its novelty memory, empty at the start of a game
+            assert int(agent_state.count) == 0
+        else:
+            assert agent_state is None
+        assert agent.env is None
     for name in FIXED:
         assert agents.make(name).name == name
     h = agents.make("heuristic", attack=2.0, defence=1.5)
