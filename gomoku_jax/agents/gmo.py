@@ -21,6 +21,7 @@ untrained GMO, useful for plumbing and as a floor, not for strength.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import NamedTuple
 
 import jax
@@ -104,6 +105,11 @@ class GMOChoice(NamedTuple):
     moves: jax.Array
 
 
+@functools.lru_cache(maxsize=8)
+def _fresh_params(model: GMOModel, seed: int):
+    return model.init(jax.random.key(seed))
+
+
 @dataclasses.dataclass(frozen=True)
 class GMOAgent(GMOConfig, Agent):
     """Seed 002's GMO (the module doc); fields: `GMOConfig`'s plus `init_seed`."""
@@ -123,7 +129,12 @@ class GMOAgent(GMOConfig, Agent):
         return NoveltyMemory.empty(self.novelty_memory_size, self.move_dim)
 
     def params_or_fresh(self, params):
-        return self.model.init(jax.random.key(self.init_seed)) if params is None else params
+        """`params`, or when None the fresh params of `init_seed` (drawn once per model and
+        seed, eagerly even inside a trace: a constant of the program, not re-drawn per move)."""
+        if params is not None:
+            return params
+        with jax.ensure_compile_time_eval():
+            return _fresh_params(self.model, self.init_seed)
 
     def choose(self, params, memory: NoveltyMemory, state, key: jax.Array) -> GMOChoice:
         """Steps 1-4 for one board (no memory update)."""
