@@ -212,13 +212,26 @@ def load_network(path: str | pathlib.Path, step: Optional[int] = None
     run_dir, named = locate(pathlib.Path(path))
     config = load_config(run_dir)
     model = PolicyValueModel.for_env(config.net, config.env())
+    mgr, step, where = open_step(run_dir, step if step is not None else named, config.env())
+    dicts = _restore_dicts(mgr, step, "network", network_dicts(model.abstract_vars()), where)
+    return model, network_from_dicts(model, dicts), config, step
+
+
+def open_step(run_dir: pathlib.Path, step: Optional[int], env
+              ) -> tuple[ocp.CheckpointManager, int, str]:
+    """(read-only manager, step, "checkpoint S in DIR") for reading checkpoint `step`
+    (default: the latest) of a run of `env`, any kind of run.
+
+    Raises:
+      ValueError: no checkpoints, a missing step, or a checkpoint of another env or env
+        version.
+    """
     mgr = manager(run_dir, read_only=True)
-    step = step if step is not None else named if named is not None else mgr.latest_step()
+    step = mgr.latest_step() if step is None else step
     if step is None:
         raise ValueError(f"{run_dir} has no checkpoints yet")
     if step not in mgr.all_steps():
         raise ValueError(f"{run_dir} has no checkpoint {step}; it has {sorted(mgr.all_steps())}")
     where = f"checkpoint {step} in {run_dir}"
-    check_env(read_meta(mgr, step), config.env(), where)
-    dicts = _restore_dicts(mgr, step, "network", network_dicts(model.abstract_vars()), where)
-    return model, network_from_dicts(model, dicts), config, int(step)
+    check_env(read_meta(mgr, step), env, where)
+    return mgr, int(step), where

@@ -104,14 +104,7 @@ def load(path: str | pathlib.Path, step: Optional[int] = None) -> TrainedGMO:
     config = load_config(run_dir)
     env = config.env()
     model = GMOModel.for_env(config.gmo, env)
-    mgr = checkpoint.manager(run_dir, read_only=True)
-    step = step if step is not None else named if named is not None else mgr.latest_step()
-    if step is None:
-        raise ValueError(f"{run_dir} has no checkpoints yet")
-    if step not in mgr.all_steps():
-        raise ValueError(f"{run_dir} has no checkpoint {step}; it has {sorted(mgr.all_steps())}")
-    where = f"checkpoint {step} in {run_dir}"
-    checkpoint.check_env(checkpoint.read_meta(mgr, step), env, where)
+    mgr, step, where = checkpoint.open_step(run_dir, step if step is not None else named, env)
     abstract = jax.eval_shape(model.init, jax.random.key(0))
     params = restore_params(mgr, step, "network", abstract, where)
-    return TrainedGMO(model, params, config, run_dir, int(step))
+    return TrainedGMO(model, params, config, run_dir, step)
