@@ -57,6 +57,30 @@ def test_python_dash_m_entry_point():
     assert "usage: gomoku-jax" in out
 
 
+def test_tactics_with_an_untrained_gmo_agent(tmp_path, capsys):
+    """`gomoku-jax tactics --agents gmo`: a suite of 1 puzzle per category on 9x9, generated
+    and saved; one puzzle per compiled call, so the latency probe reuses the program."""
+    from gomoku_jax.games.gomoku import tactics
+
+    suite_file, md, js = tmp_path / "suite.json", tmp_path / "t.md", tmp_path / "t.json"
+    assert cli.main(["tactics", "--agents", "gmo", "--generate", "1", "--board-size", "9",
+                     "--save", str(suite_file), "--batch-size", "1", "--out", str(md),
+                     "--json", str(js)]) == 0
+    text = capsys.readouterr().out
+    suite = tactics.load(suite_file)
+    n = len(suite.puzzles)
+    assert n == len(tactics.CATEGORIES) and f"{n} puzzles, 9x9 freestyle" in text
+    assert "| gmo |" in text and md.read_text().strip() in text
+    result = json.loads(js.read_text())
+    assert result["board_size"] == 9 and [r["agent"] for r in result["results"]] == ["gmo"]
+    record = result["results"][0]
+    assert sum(total for _, total in record["solved"].values()) == n
+    assert record["seconds_per_move"] > 0
+    for p in suite.puzzles:  # the GMO agent played a legal move in every puzzle
+        action = record["actions"][p.id]
+        assert p.board.reshape(-1)[action] == 0, (p.id, action)
+
+
 # ------------------------------------------------------------------------ arena, tournament
 
 

@@ -10,10 +10,11 @@ with config overrides.
     gomoku-jax train --preset quick --list-keys             # every settable key
 
 GMO (seed 002's gradient move optimisation: a value network over (state, move) trained on
-the positions of another agent's games):
+the positions of another agent's games, or of an AlphaZero run's replay buffer):
 
     gomoku-jax train --algo gmo --preset gmo_quick --run-dir runs/gmo_quick
     gomoku-jax train --algo gmo --preset gmo_fauxgo --set data.agent=fauxgo_heuristic
+    gomoku-jax train --algo gmo --preset gmo_quick --set data.replay_run=runs/quick
     gomoku-jax train --run-dir runs/gmo_quick --resume     # the run says it is a GMO run
 
 Every run directory gets config.json, metrics.jsonl, orbax checkpoints and summary.json

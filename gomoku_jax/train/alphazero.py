@@ -35,7 +35,7 @@ from gomoku_jax.nets.resnet import NetVars, PolicyValueModel
 from gomoku_jax.search.evaluators import NetworkEvaluator
 from gomoku_jax.train import augment, learner, replay, selfplay
 from gomoku_jax.train.config import TrainConfig
-from gomoku_jax.train.samples import Sample, from_examples
+from gomoku_jax.train.samples import Sample, example, from_examples
 
 
 @struct.dataclass
@@ -114,14 +114,11 @@ class AlphaZero:
         k_net, k_games, k_run = jax.random.split(key, 3)
         variables = self.model.init(k_net)
         games = selfplay.new_games(self.env, k_games, self.config.selfplay.games)
-        example = Sample(state=jax.tree.map(lambda x: x[0], games),
-                         policy=jnp.zeros((self.env.num_actions,), jnp.float32),
-                         value=jnp.float32(0), weight=jnp.float32(0),
-                         value_weight=jnp.float32(0))
         return TrainState(
             params=variables.params, batch_stats=variables.batch_stats,
             opt_state=self.optimizer.init(variables.params),
-            buffer=replay.init(example, self.config.replay.capacity), games=games,
+            buffer=replay.init(example(self.env), self.config.replay.capacity),
+            games=games,
             pending=selfplay.empty_pending(self.env, games),
             key=jax.random.key_data(k_run), iteration=jnp.int32(0), sgd_steps=jnp.int32(0))
 

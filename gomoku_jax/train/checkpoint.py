@@ -19,7 +19,11 @@ A run directory holds:
 
 Loading a checkpoint made for another env, or for another version of its env, is a
 ValueError that says which; `load_network(path)` accepts the run directory, its
-`checkpoints/` directory or one step's directory and returns what a player needs.
+`checkpoints/` directory or one step's directory and returns what a player needs;
+`load_replay(path)` the same paths and returns the run's replay buffer alone (what a GMO
+run learns from with `data.replay_run`). A train state saved by an older gomoku_jax that
+lacks a leaf added since (`ADDED_LEAVES`: the samples' `action`) cannot be resumed nor its
+replay read, and the error says so; its network still loads.
 """
 
 from __future__ import annotations
@@ -34,11 +38,18 @@ from flax import nnx
 
 import gomoku_jax
 from gomoku_jax.nets.resnet import NetVars, PolicyValueModel
+from gomoku_jax.train import replay
 from gomoku_jax.train.config import TrainConfig
+from gomoku_jax.train.samples import example
 
 CONFIG_FILE = "config.json"
 CHECKPOINT_DIR = "checkpoints"
 ITEMS = ("state", "network", "previous", "meta")
+
+# Train-state leaves added after checkpoints were first written, with what a checkpoint
+# without them predates.
+_BEFORE_ACTIONS = "replay samples recorded the move played (`Sample.action`)"
+ADDED_LEAVES = {"buffer/data/action": _BEFORE_ACTIONS, "pending/action": _BEFORE_ACTIONS}
 
 
 def save_config(run_dir: pathlib.Path, config: TrainConfig) -> None:
@@ -47,13 +58,21 @@ def save_config(run_dir: pathlib.Path, config: TrainConfig) -> None:
 
 
 def load_config(run_dir: pathlib.Path) -> TrainConfig:
-    """The TrainConfig saved in `run_dir`; ValueError if missing or unreadable."""
+    """The TrainConfig saved in `run_dir`; ValueError if missing, unreadable or another
+    algorithm's (a GMO run's)."""
     path = pathlib.Path(run_dir) / CONFIG_FILE
     if not path.is_file():
         raise ValueError(f"{run_dir} is not a run directory: no {CONFIG_FILE} in it")
     try:
-        return TrainConfig.from_dict(json.loads(path.read_text()))
-    except (json.JSONDecodeError, ValueError, TypeError) as e:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not a valid run config: {e}") from None
+    if isinstance(data, dict) and data.get("algo", "alphazero") != "alphazero":
+        raise ValueError(f"{run_dir} holds a run of --algo {data['algo']}, not an AlphaZero "
+                         f"run")
+    try:
+        return TrainConfig.from_dict(data)
+    except (ValueError, TypeError) as e:
         raise ValueError(f"{path}: not a valid run config: {e}") from None
 
 
@@ -97,10 +116,13 @@ def _path_name(path) -> str:
                     for k in path)
 
 
-def check_saved(item_dir: pathlib.Path, target: Any, message: str) -> None:
+def check_saved(item_dir: pathlib.Path, target: Any, message: str,
+                partial: bool = False) -> None:
     """ValueError(message + the differences) unless the arrays saved in `item_dir` have the
-    leaf names, shapes and dtypes of `target`. Checked on the metadata, before restoring: an
-    orbax restore that fails part-way leaves reads pending, which warn when collected."""
+    leaf names, shapes and dtypes of `target` (with `partial`: at least `target`'s, more may
+    be saved). A missing leaf of `ADDED_LEAVES` is reported as what it is: a checkpoint of
+    an older gomoku_jax. Checked on the metadata, before restoring: an orbax restore that
+    fails part-way leaves reads pending, which warn when collected."""
     try:
         saved = ocp.StandardCheckpointHandler().metadata(item_dir).tree
     except Exception:  # no readable metadata: let the restore itself report
@@ -111,6 +133,13 @@ def check_saved(item_dir: pathlib.Path, target: Any, message: str) -> None:
                 for path, x in jax.tree_util.tree_flatten_with_path(tree)[0]}
 
     want, have = shapes(target), shapes(saved)
+    if partial:
+        have = {k: v for k, v in have.items() if k in want}
+    for name, cause in ADDED_LEAVES.items():
+        if name in want and name not in have and have:
+            raise ValueError(f"{message}: it was written before {cause} and has no {name!r}; "
+                             f"it cannot be resumed nor its replay read (its network still "
+                             f"loads to play): retrain with this gomoku_jax")
     diffs = [f"{k}: saved {have.get(k, 'nothing')}, expected {want.get(k, 'nothing')}"
              for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]
     if diffs:
@@ -171,6 +200,40 @@ def restore_state(mgr: ocp.CheckpointManager, abstract_state: Any, model: Policy
     previous = network_from_dicts(model, _restore_dicts(
         mgr, step, "previous", network_dicts(model.abstract_vars()), where))
     return state, previous, int(meta.get("previous_iteration", step))
+
+
+def load_replay(path: str | pathlib.Path, step: Optional[int] = None,
+                device: Optional[jax.Device] = None
+                ) -> tuple[replay.Replay, TrainConfig, int, str]:
+    """(replay buffer, config, step, "checkpoint S in DIR") of an AlphaZero run's
+    checkpoint: the `buffer` of its train state alone (`Sample`s, leaves [capacity, ...]),
+    on `device` (default: the first).
+
+    Args:
+      path: a run directory, its checkpoints/ directory, or checkpoints/<step>.
+      step: which step (default: the one `path` names, else the latest).
+    Raises:
+      ValueError: a path that is not an AlphaZero run (a GMO run's included), a run without
+        checkpoints, a missing step, a checkpoint of another env version, one whose buffer
+        does not fit the run's config, or one saved before samples recorded the move played.
+    """
+    run_dir, named = locate(pathlib.Path(path))
+    config = load_config(run_dir)
+    env = config.env()
+    mgr, step, where = open_step(run_dir, step if step is not None else named, env)
+    sharding = jax.sharding.SingleDeviceSharding(device or jax.devices()[0])
+    shapes = jax.eval_shape(lambda: replay.init(example(env), config.replay.capacity))
+    target = {"buffer": jax.tree.map(
+        lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=sharding), shapes)}
+    check_saved(pathlib.Path(mgr.directory) / str(step) / "state", target,
+                f"{where} does not match its config", partial=True)
+    try:
+        state = mgr.restore(step, args=ocp.args.Composite(state=ocp.args.PyTreeRestore(
+            target, restore_args=ocp.checkpoint_utils.construct_restore_args(target),
+            partial_restore=True)))["state"]
+    except Exception as e:  # orbax raises several types for a mismatching tree
+        raise ValueError(f"{where} does not match its config: {e}") from None
+    return state["buffer"], config, step, where
 
 
 def network_from_dicts(model: PolicyValueModel, dicts: dict) -> NetVars:

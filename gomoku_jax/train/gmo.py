@@ -11,6 +11,11 @@ in a `lax.scan`, each on a uniform batch from the buffer under random symmetries
 and move together), with dropout on (explicit keys) and one AdamW step on the value's
 heteroscedastic Gaussian NLL. The state encoder, the move encoder and the value net are
 trained together.
+
+With `data.replay_run` the buffer is filled once, by `init`, with the positions of an
+AlphaZero run's replay buffer (`checkpoint.load_replay`, `gmo_data.from_alphazero`), and
+the iterations play no games: they only train (their metrics count 0 games and positions,
+and `from_replay_run` is 1).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from flax import struct
 from gomoku_jax.agents.gmo import GMOAgent
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.nets.gmo import GMOModel, MoveFeatures
-from gomoku_jax.train import gmo_data, learner, replay
+from gomoku_jax.train import checkpoint, gmo_data, learner, replay
 from gomoku_jax.train.gmo_config import SELF, GMOTrainConfig
 
 
@@ -121,10 +126,54 @@ class GMOTrainer:
 
     def init(self, seed: Optional[int] = None) -> GMOTrainState:
         """A fresh run's state from `seed` (default `run.seed`), committed to the default
-        device as a restored checkpoint is (so both hit the same compiled iteration)."""
+        device as a restored checkpoint is (so both hit the same compiled iteration); with
+        `data.replay_run`, its buffer holds that run's positions (`replay_samples`, read
+        first: its errors come before anything is computed)."""
         seed = self.config.run.seed if seed is None else seed
-        return jax.device_put(_jitted_fresh(self.config)(jax.random.key(seed)),
-                              jax.devices()[0])
+        source = self.replay_samples() if self.config.data.replay_run else None
+        state = jax.device_put(_jitted_fresh(_compiled_config(self.config))(
+            jax.random.key(seed)), jax.devices()[0])
+        if source is not None:
+            state = state.replace(buffer=_jitted_add(state.buffer, *source))
+        return state
+
+    def replay_samples(self) -> tuple[gmo_data.GMOSample, jax.Array]:
+        """(samples [capacity, ...], valid bool[capacity]) of `data.replay_run`'s replay
+        buffer: the positions with a move played and a known outcome, oldest first
+        (`gmo_data.from_alphazero`; a buffer smaller than them keeps the last ones).
+
+        Raises:
+          ValueError: a path that is not an AlphaZero run with a readable checkpoint
+            (`checkpoint.load_replay`'s messages; a GMO run is refused), a run of another
+            game than `game`, or a replay with no such position or fewer than
+            `replay.min_size` of them.
+        """
+        cfg = self.config
+        what = f"data.replay_run {cfg.data.replay_run}"
+        try:
+            source, run_config, _, where = checkpoint.load_replay(cfg.data.replay_run,
+                                                                  device=jax.devices()[0])
+        except ValueError as e:
+            raise ValueError(f"{what}: {e}") from None
+        ours, theirs = cfg.to_dict()["game"], run_config.to_dict()["game"]
+        if ours != theirs:
+            diffs = ", ".join(f"game.{k}: the run's {theirs.get(k)!r}, this config's "
+                              f"{ours.get(k)!r}" for k in sorted(set(ours) | set(theirs))
+                              if ours.get(k) != theirs.get(k))
+            raise ValueError(f"{what}: the run's game is not this config's ({diffs}); set "
+                             f"the game.* keys to the run's")
+        samples, valid = _jitted_from_alphazero(source)
+        count = int(jnp.sum(valid))
+        if count == 0:
+            raise ValueError(f"{what}: the replay buffer of {where} holds no position with a "
+                             f"move played and a known outcome ({int(source.size)} samples); "
+                             f"train the run longer, or use a later checkpoint")
+        kept = min(count, cfg.replay.capacity)
+        if kept < cfg.replay.min_size:
+            raise ValueError(f"{what}: {where} gives {kept} positions, fewer than "
+                             f"replay.min_size={cfg.replay.min_size}: no iteration would "
+                             f"train; lower replay.min_size")
+        return samples, valid
 
     # ------------------------------------------------------------------ the iteration
 
@@ -132,17 +181,22 @@ class GMOTrainer:
     def iteration(self):
         """Jitted `(GMOTrainState) -> (GMOTrainState, metrics dict of float32[])`; the
         input state's buffers are donated. Compiled once per config and process (a resumed
-        run, or a second trainer of the same config, reuses it)."""
-        return _jitted_iteration(self.config)
+        run, or a second trainer of the same config up to `data.replay_run`'s path, reuses
+        it)."""
+        return _jitted_iteration(_compiled_config(self.config))
 
     def _iteration(self, state: GMOTrainState) -> tuple[GMOTrainState, dict]:
         cfg = self.config
         key = jax.random.wrap_key_data(state.key)
         key, k_data, k_train = jax.random.split(key, 3)
-        samples, valid, stats = gmo_data.play_games(
-            self.env, self.data_agent, state.params if self.self_play else None, k_data,
-            cfg.data.games, cfg.data.random_plies, cfg.data.epsilon)
-        buffer = replay.add(state.buffer, samples, valid)
+        if cfg.data.replay_run:  # the buffer holds a run's replay: no games
+            zero = jnp.int32(0)
+            stats, buffer = gmo_data.DataStats(zero, zero, zero, zero, zero), state.buffer
+        else:
+            samples, valid, stats = gmo_data.play_games(
+                self.env, self.data_agent, state.params if self.self_play else None, k_data,
+                cfg.data.games, cfg.data.random_plies, cfg.data.epsilon)
+            buffer = replay.add(state.buffer, samples, valid)
         ready = buffer.size >= cfg.replay.min_size
         (params, opt_state), (parts, grad_norm) = self.sgd_steps(
             state.params, state.opt_state, buffer, k_train, ready)
@@ -156,8 +210,10 @@ class GMOTrainer:
             "games": stats.games, "first_player_wins": stats.first_wins,
             "second_player_wins": stats.second_wins,
             "draws": stats.games - stats.first_wins - stats.second_wins,
-            "positions": stats.positions, "mean_game_length": stats.positions / stats.games,
+            "positions": stats.positions,
+            "mean_game_length": stats.positions / jnp.maximum(stats.games, 1),
             "plies": stats.plies, "buffer_size": buffer.size, "sgd_steps": steps,
+            "from_replay_run": float(bool(cfg.data.replay_run)),
         }
         return new_state, {k: jnp.asarray(v, jnp.float32) for k, v in metrics.items()}
 
@@ -205,6 +261,19 @@ class GMOTrainer:
         updates, opt_state = self.optimizer.update(grads, opt_state, params)
         return (optax.apply_updates(params, updates), opt_state, parts,
                 optax.tree_utils.tree_norm(grads))
+
+
+def _compiled_config(config: GMOTrainConfig) -> GMOTrainConfig:
+    """The config the compiled functions depend on: `data.replay_run`'s path is only read by
+    `init`, so runs on different runs' replays share the compiled code."""
+    if config.data.replay_run:
+        return dataclasses.replace(config, data=dataclasses.replace(config.data,
+                                                                    replay_run="<a run>"))
+    return config
+
+
+_jitted_from_alphazero = jax.jit(gmo_data.from_alphazero)
+_jitted_add = jax.jit(replay.add)
 
 
 @functools.lru_cache(maxsize=8)

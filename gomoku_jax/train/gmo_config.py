@@ -4,9 +4,10 @@ presets.
 A `GMOTrainConfig` has one section per part of the run: `game` (any game, by `game.id`, as
 in AlphaZero's config), `gmo` (the networks' sizes and the agent's search knobs:
 `nets.gmo.GMOConfig`, seed 002's defaults), `data` (who plays the games the positions come
-from), `replay`, `optim`, `eval` and `run`. Every field is settable as `section.field=value`
-and the config is written beside the run as `config.json`, tagged `"algo": "gmo"` so that
-the programs reading a run directory know which kind of run it holds (`run_algo`).
+from, or which AlphaZero run's replay they are taken from: `data.replay_run`), `replay`,
+`optim`, `eval` and `run`. Every field is settable as `section.field=value` and the config
+is written beside the run as `config.json`, tagged `"algo": "gmo"` so that the programs
+reading a run directory know which kind of run it holds (`run_algo`).
 """
 
 from __future__ import annotations
@@ -49,14 +50,26 @@ class DataSection:
     `agent` on both sides (an agent spec as in `gomoku-jax arena`, or "self": the GMO agent
     being trained, with its current params), a uniformly random legal move instead of the
     agent's for the first `random_plies` plies of every game and with probability `epsilon`
-    after that."""
+    after that.
+
+    Or, with `replay_run` (a path to an AlphaZero run directory, its checkpoints/ or one
+    step's directory; "" = games as above): the positions of that run's replay buffer at
+    its latest checkpoint (or the step named), each with the move its self-play played from
+    it and its game's outcome for the mover, put in the buffer once when the run starts;
+    the iterations then only train (the other `data` fields are unused). The run's game
+    must be this config's `game`. The path is read only then: resuming does not need it.
+    """
 
     agent: str = "mcts"
     games: int = 64
     random_plies: int = 2
     epsilon: float = 0.1
+    replay_run: str = ""
 
     def __post_init__(self):
+        if not isinstance(self.replay_run, str):
+            raise ValueError(f"data.replay_run must be a path (a string), got "
+                             f"{self.replay_run!r}")
         _int("data.games", self.games)
         _int("data.random_plies", self.random_plies, 0)
         _number("data.epsilon", self.epsilon, 0.0, 1.0)

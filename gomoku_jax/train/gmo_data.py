@@ -1,7 +1,9 @@
-"""GMO's training data: (position, move played, outcome for the mover) from on-device games.
+"""GMO's training data: (position, move played, outcome for the mover) from on-device games,
+or from an AlphaZero run's replay buffer.
 
     samples, valid, stats = play_games(env, agent, params, key, num_games,
                                        random_plies=2, epsilon=0.1)
+    samples, valid = from_alphazero(alphazero_buffer)        # or: a trained run's positions
     buffer = replay.add(buffer, samples, valid)              # replay.py's FIFO buffer
     obs, moves, value, weight = batch_inputs(env, augment(env, batch, key))
 
@@ -13,6 +15,9 @@ openings differ: a greedy agent would otherwise replay one game) and with probab
 `epsilon` afterwards (the value net must also see moves the agent would not play: GMO scores
 every legal move). Every ply of every game is recorded with the outcome from its mover's
 view; all games end inside the loop, so every position is labelled.
+
+`from_alphazero` takes the positions of an AlphaZero replay buffer (`train.samples.Sample`s,
+each with the move its self-play played from it) that have a move and a known outcome.
 
 The sample keeps the env state, not the observation, so that the augmentation can move the
 state and the move together (`env.transform_state`, `symmetry.transform_action`) before the
@@ -32,6 +37,7 @@ from gomoku_jax.games.protocol import is_over
 from gomoku_jax.games.random_play import random_legal_action
 from gomoku_jax.games.symmetry import transform_action
 from gomoku_jax.nets.gmo import MoveFeatures
+from gomoku_jax.train.replay import Replay
 
 
 @struct.dataclass
@@ -129,6 +135,25 @@ def play_games(env, agent, params: Any, key: jax.Array, num_games: int,
                       second_wins=jnp.sum(first_result < 0, dtype=jnp.int32),
                       positions=jnp.sum(valid, dtype=jnp.int32), plies=plies)
     return samples, flat(valid), stats
+
+
+def from_alphazero(buffer: Replay) -> tuple[GMOSample, jax.Array]:
+    """The positions of an AlphaZero replay buffer (`Sample`s) as GMO samples, oldest first.
+
+    Returns:
+      (samples with leaves [capacity, ...], valid bool[capacity]: the filled slots whose
+       sample is real (weight > 0), has a move played (action >= 0) and a known outcome
+       (value_weight > 0); its value is then the outcome for the mover).
+    """
+    data, capacity = buffer.data, buffer.capacity
+    i = jnp.arange(capacity, dtype=jnp.int32)
+    order = (buffer.position - buffer.size + i) % capacity  # the oldest filled slot first
+    data = jax.tree.map(lambda x: x[order], data)
+    valid = (i < buffer.size) & (data.action >= 0) & (data.value_weight > 0) \
+        & (data.weight > 0)
+    samples = GMOSample(data.state, jnp.maximum(data.action, 0).astype(jnp.int32),
+                        jnp.where(valid, data.value, 0.0), valid.astype(jnp.float32))
+    return samples, valid
 
 
 def transform_sample(env, sample: GMOSample, g: jax.Array) -> GMOSample:

@@ -112,6 +112,11 @@ def _check_run_dir(run_dir: pathlib.Path, config: GMOTrainConfig) -> None:
                          f"or use a new run directory")
 
 
+def _has_checkpoints(run_dir: pathlib.Path) -> bool:
+    return (run_dir / checkpoint.CHECKPOINT_DIR).is_dir() and \
+        checkpoint.manager(run_dir, read_only=True).latest_step() is not None
+
+
 def train_gmo(config: GMOTrainConfig, run_dir: str | pathlib.Path, *, progress: bool = True,
               stop_after: Optional[int] = None,
               on_iteration: Optional[Callable[[int, dict], None]] = None) -> dict:
@@ -125,18 +130,20 @@ def train_gmo(config: GMOTrainConfig, run_dir: str | pathlib.Path, *, progress: 
       on_iteration: called with (iteration, metrics record) after each iteration.
     Raises:
       ValueError: a run directory of another config or algorithm, a checkpoint of another
-        env version, or a bad data agent or opponent spec.
+        env version, a bad data agent or opponent spec, or a `data.replay_run` that cannot
+        be read or does not fit (`GMOTrainer.replay_samples`).
     """
     t_start = time.perf_counter()
     run_dir = pathlib.Path(run_dir)
     _check_run_dir(run_dir, config)
     validate_opponents(config)
     trainer = GMOTrainer(config)
+    # A fresh run's state first: its data.replay_run errors come before anything is written.
+    state = None if _has_checkpoints(run_dir) else trainer.init()
     mgr = checkpoint.manager(run_dir, config.run.keep_checkpoints)
-    if mgr.latest_step() is not None:
+    if state is None:
         state, previous, previous_iteration = restore_state(mgr, trainer)
     else:
-        state = trainer.init()
         previous, previous_iteration = copy_tree(state.params), 0
     start = int(state.iteration)
     if start >= config.run.iterations:

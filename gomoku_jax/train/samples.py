@@ -1,11 +1,14 @@
-"""The training sample: a position, its policy target and its value target."""
+"""The training sample: a position, its policy target, its value target and the move played."""
 
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 from flax import struct
 
 from gomoku_jax.games.protocol import Examples, State
+
+NO_ACTION = -1  # `Sample.action` where no move was played from the position
 
 
 @struct.dataclass
@@ -25,6 +28,9 @@ class Sample:
       value: float32[], the outcome for the side to move (+1 win, 0 draw, -1 loss).
       weight: float32[], 1 for a real sample, 0 for padding (ignored by the loss).
       value_weight: float32[], 1 when `value` is a known target, 0 to train the policy only.
+      action: int32[], the move actually played from the position in self-play (what the
+        AlphaZero loss does not use, and what a GMO run trained on the replay learns from);
+        `NO_ACTION` (-1) where none was: a game's synthetic examples, padding.
     """
 
     state: State
@@ -32,9 +38,21 @@ class Sample:
     value: jax.Array
     weight: jax.Array
     value_weight: jax.Array
+    action: jax.Array
+
+
+def example(env) -> Sample:
+    """One unbatched zero sample shaped like `env`'s (`replay.init`'s example)."""
+    state = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype),
+                         jax.eval_shape(env.init, jax.random.key(0)))
+    zero = jnp.float32(0)
+    return Sample(state=state, policy=jnp.zeros((env.num_actions,), jnp.float32), value=zero,
+                  weight=zero, value_weight=zero, action=jnp.int32(NO_ACTION))
 
 
 def from_examples(examples: Examples) -> Sample:
-    """Samples of a game's generated examples (`env.synthetic_examples`)."""
+    """Samples of a game's generated examples (`env.synthetic_examples`), with no move
+    played (`NO_ACTION`)."""
     return Sample(state=examples.state, policy=examples.policy, value=examples.value,
-                  weight=examples.weight, value_weight=examples.value_weight)
+                  weight=examples.weight, value_weight=examples.value_weight,
+                  action=jnp.full(jnp.shape(examples.value), NO_ACTION, jnp.int32))

@@ -2,12 +2,13 @@
 value targets for every position of every game that ended.
 
 Every move searches every board (the run's search algorithm with the network as
-evaluator), records (position, search policy, mover), steps, and replaces a finished game
-by a fresh one so the batch stays full. A game that does not end inside the window is not
-lost: its positions wait in the board's `Pending` trajectory (carried to the next
-iteration with the game) until it ends, and then all of them are written at once. So the
-samples written are exactly the positions of the games that finished, whatever their
-length, and none of a game that has not.
+evaluator), records (position, search policy, mover, the move played), steps, and replaces
+a finished game by a fresh one so the batch stays full. A game that does not end inside
+the window is not lost: its positions wait in the board's `Pending` trajectory (carried to
+the next iteration with the game) until it ends, and then all of them are written at once.
+So the samples written are exactly the positions of the games that finished, whatever
+their length, and none of a game that has not; each with the move played from it
+(`Sample.action`: the stone between it and the game's next position).
 
 After the scan, the pending trajectories and the window's records are joined along time
 ([L + T, B]) and a reverse scan gives every position the final result of its game from its
@@ -25,18 +26,20 @@ from flax import struct
 
 from gomoku_jax.games.protocol import is_over, reward_of
 from gomoku_jax.search.base import SearchAlgorithm
-from gomoku_jax.train.samples import Sample
+from gomoku_jax.train.samples import NO_ACTION, Sample
 
 
 @struct.dataclass
 class Pending:
     """The positions of each board's running game, oldest first (leaves [B, L, ...], L the
-    game's `max_game_length`): state, policy float32[B, L, A], mover int32[B, L];
-    length int32[B], how many slots hold a position."""
+    game's `max_game_length`): state, policy float32[B, L, A], mover int32[B, L], action
+    int32[B, L] the move played from the position; length int32[B], how many slots hold a
+    position (the slots after them hold leftovers, -1 actions when fresh)."""
 
     state: Any
     policy: jax.Array
     mover: jax.Array
+    action: jax.Array
     length: jax.Array
 
 
@@ -60,6 +63,7 @@ class _Record(NamedTuple):
     state: Any
     policy: jax.Array
     mover: jax.Array
+    action: jax.Array
     ply: jax.Array
     done: jax.Array
     result: jax.Array
@@ -76,7 +80,9 @@ def empty_pending(env, games: Any) -> Pending:
     state = jax.tree.map(lambda x: jnp.broadcast_to(x[:, None], (batch, slots) + x.shape[1:]),
                          games)
     return Pending(state, jnp.zeros((batch, slots, env.num_actions), jnp.float32),
-                   jnp.zeros((batch, slots), jnp.int32), jnp.zeros((batch,), jnp.int32))
+                   jnp.zeros((batch, slots), jnp.int32),
+                   jnp.full((batch, slots), NO_ACTION, jnp.int32),
+                   jnp.zeros((batch,), jnp.int32))
 
 
 def value_targets(mover: jax.Array, done: jax.Array, result: jax.Array
@@ -128,7 +134,8 @@ def play(env, search: SearchAlgorithm, evaluator, num_simulations: int, num_move
         following = jax.tree.map(
             lambda f, a: jnp.where(done.reshape((batch,) + (1,) * (a.ndim - 1)), f, a),
             fresh, after)
-        record = _Record(states, out.policy, states.current_player, ply, done,
+        record = _Record(states, out.policy, states.current_player,
+                         out.action.astype(jnp.int32), ply, done,
                          reward_of(after, states.current_player))
         return (following, jnp.where(done, 0, ply + 1)), record
 
@@ -139,6 +146,7 @@ def play(env, search: SearchAlgorithm, evaluator, num_simulations: int, num_move
     join = lambda p, r: jnp.concatenate([_time_major(p), r])  # noqa: E731
     state = jax.tree.map(join, pending.state, rec.state)
     policy, mover = join(pending.policy, rec.policy), join(pending.mover, rec.mover)
+    action = join(pending.action, rec.action)
     slot = jnp.arange(slots)[:, None]
     present = jnp.concatenate([slot < pending.length[None], jnp.ones_like(rec.done)])
     ply = jnp.concatenate([jnp.broadcast_to(slot, (slots, batch)), rec.ply])
@@ -161,7 +169,7 @@ def play(env, search: SearchAlgorithm, evaluator, num_simulations: int, num_move
         return _time_major(jnp.take_along_axis(x, index, axis=0))
 
     new_pending = Pending(jax.tree.map(gather, state), gather(policy), gather(mover),
-                          jnp.minimum(count, slots).astype(jnp.int32))
+                          gather(action), jnp.minimum(count, slots).astype(jnp.int32))
 
     first = written & (ply == 0)
     stats = SelfPlayStats(
@@ -176,5 +184,5 @@ def play(env, search: SearchAlgorithm, evaluator, num_simulations: int, num_move
     flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731
     ones = jnp.ones(written.size, jnp.float32)
     samples = Sample(state=jax.tree.map(flat, state), policy=flat(policy), value=flat(value),
-                     weight=ones, value_weight=ones)
+                     weight=ones, value_weight=ones, action=flat(action))
     return games, new_pending, samples, flat(written), stats

@@ -1,6 +1,6 @@
 """Symmetry augmentation of training samples (`gomoku_jax.train.augment`): on Gomoku (D4)
-the observation made after the transform and the transformed policy target stay aligned;
-a game without symmetries is left as it is."""
+the observation made after the transform, the transformed policy target and the move
+played stay aligned (no move, -1, stays -1); a game without symmetries is left as it is."""
 
 from __future__ import annotations
 
@@ -35,10 +35,20 @@ def positions(observation: str = "absolute", feature_plane=None):
     return env, states
 
 
-def make_samples(states, policy) -> Sample:
+def make_samples(states, policy, action=None) -> Sample:
     ones = jnp.ones((policy.shape[0],), jnp.float32)
+    action = jnp.full(policy.shape[:1], -1, jnp.int32) if action is None else action
     return Sample(state=states, policy=jnp.asarray(policy, jnp.float32), value=ones * 0.5,
-                  weight=ones, value_weight=ones)
+                  weight=ones, value_weight=ones, action=jnp.asarray(action, jnp.int32))
+
+
+def random_actions(states, rng, none_every: int = 0) -> np.ndarray:
+    """A random legal move per position (-1, no move, for every `none_every`-th one)."""
+    legal = np.asarray(states.legal_action_mask)
+    action = np.array([rng.choice(np.flatnonzero(row)) for row in legal], np.int32)
+    if none_every:
+        action[::none_every] = -1
+    return action
 
 
 ENV = gomoku_jax.make("gomoku", board_size=N, win_length=K)
@@ -48,6 +58,18 @@ ENV = gomoku_jax.make("gomoku", board_size=N, win_length=K)
 def _augment_and_observe(samples, key):
     out = augment.augment(ENV, samples, key)
     return out, observe(out.state), out.state.legal_action_mask
+
+
+def transform_cells(values: np.ndarray, g: int) -> np.ndarray:
+    """Flat N×N cell values under D4 element g (NumPy: rot90 g % 4 times, then fliplr)."""
+    grid = np.rot90(np.asarray(values).reshape(N, N), g % 4)
+    return (np.fliplr(grid) if g >= 4 else grid).reshape(-1)
+
+
+def image_of_cell(cell: int, g: int) -> int:
+    one = np.zeros(N * N)
+    one[cell] = 1
+    return int(np.argmax(transform_cells(one, g)))
 
 
 def find_element(obs, policy, obs_aug, policy_aug):
@@ -70,7 +92,8 @@ def test_random_policy_and_observation_move_together():
     legal = np.asarray(states.legal_action_mask)
     policy = rng.dirichlet(np.ones(N * N), size=B) * legal
     policy /= policy.sum(axis=1, keepdims=True)
-    samples = make_samples(states, policy)
+    action = random_actions(states, rng, none_every=5)
+    samples = make_samples(states, policy, action)
     out, obs_aug, legal_aug = jax.device_get(_augment_and_observe(samples, jax.random.key(3)))
     obs = np.asarray(observe(states))
     used = set()
@@ -78,6 +101,19 @@ def test_random_policy_and_observation_move_together():
         gs = find_element(obs[b], policy[b].astype(np.float32), obs_aug[b], out.policy[b])
         assert gs, f"sample {b}: no single symmetry maps (obs, policy) to the augmented pair"
         used.update(gs)
+        # the move played lands where that symmetry takes its cell (-1, no move, stays)
+        if action[b] < 0:
+            assert int(out.action[b]) == -1
+        else:
+            images = {image_of_cell(int(action[b]), g) for g in gs}
+            assert int(out.action[b]) in images, (b, action[b], out.action[b], gs)
+            # placing the moved stone on the moved board = moving the board after the move
+            after = np.asarray(states.board[b]).reshape(-1).copy()
+            after[action[b]] = 3
+            after_aug = np.asarray(out.state.board[b]).reshape(-1).copy()
+            assert after_aug[out.action[b]] == 0 and legal_aug[b][out.action[b]]
+            after_aug[out.action[b]] = 3
+            assert any(np.array_equal(transform_cells(after, g), after_aug) for g in gs)
         # the legal mask of the augmented state moves like the policy: no mass on stones
         assert np.all(out.policy[b][~legal_aug[b]] == 0)
         np.testing.assert_allclose(out.policy[b].sum(), 1.0, rtol=1e-5)
@@ -168,7 +204,7 @@ def test_observe_commutes_with_transform_state(observation, plane):
 def test_transform_sample_identity_and_inverse():
     env, states = positions()
     rng = np.random.default_rng(7)
-    samples = make_samples(states, rng.uniform(size=(B, N * N)))
+    samples = make_samples(states, rng.uniform(size=(B, N * N)), random_actions(states, rng))
     one = jax.tree.map(lambda x: x[0], samples)
     transform = jax.jit(lambda s, g: augment.transform_sample(env, s, g))
     same = transform(one, jnp.int32(0))

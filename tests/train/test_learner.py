@@ -176,7 +176,8 @@ def fixed_batch():
         policy[i, rng.choice(np.flatnonzero(legal[i]))] = 1.0
     ones = jnp.ones(b, jnp.float32)
     value = jnp.asarray(rng.choice([-1.0, 1.0], size=b), jnp.float32)
-    return env, Sample(states, jnp.asarray(policy), value, ones, ones)
+    return env, Sample(states, jnp.asarray(policy), value, ones, ones,
+                       jnp.full(b, -1, jnp.int32))
 
 
 def test_loss_falls_on_a_fixed_batch(fixed_batch):

@@ -33,7 +33,8 @@ def _tagged(ids_j: jax.Array) -> Sample:
                                                  state.board.shape))
     policy = jnp.broadcast_to(ids_j[:, None].astype(jnp.float32), (m, CONFIG.num_actions))
     return Sample(state=state, policy=policy, value=ids_j.astype(jnp.float32),
-                  weight=jnp.ones((m,), jnp.float32), value_weight=ids_j.astype(jnp.float32) * 2)
+                  weight=jnp.ones((m,), jnp.float32), value_weight=ids_j.astype(jnp.float32) * 2,
+                  action=ids_j + 7)
 
 
 def empty(capacity: int) -> replay.Replay:
@@ -57,6 +58,7 @@ def contents(buffer: replay.Replay) -> list[int]:
         assert float(data.value_weight[s]) == 2 * i
         assert np.all(data.state.board[s] == i % 3 - 1)
         assert float(data.weight[s]) == 1.0
+        assert int(data.action[s]) == i + 7
     return ids
 
 

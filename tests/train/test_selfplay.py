@@ -1,7 +1,8 @@
 """On-device self-play (`gomoku_jax.train.selfplay`): every position of every finished game
-is written, with its game's result from its mover's view, checked against an independent
-NumPy replay of the recorded games over several calls (games longer than one window
-included); positions of running games wait in the pending trajectories."""
+is written, with its game's result from its mover's view and the move played from it,
+checked against an independent NumPy replay of the recorded games over several calls
+(games longer than one window included); positions of running games wait in the pending
+trajectories."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def positions_of(samples, index):
     s = samples.state
     return dict(board=s.board[index], colour=int(s.color[index]),
                 move_count=int(s.move_count[index]), policy=samples.policy[index],
-                value=float(samples.value[index]))
+                value=float(samples.value[index]), action=int(samples.action[index]))
 
 
 def replay(calls, final):
@@ -133,6 +134,39 @@ def test_running_games_wait_in_the_pending_trajectories(run):
         for slot, p in enumerate(running):
             np.testing.assert_array_equal(pending.state.board[b, slot], p["board"])
             np.testing.assert_array_equal(pending.policy[b, slot], p["policy"])
+
+
+def test_the_recorded_move_is_the_stone_between_a_position_and_the_next(run):
+    calls, final = run
+    games = replay(calls, final)
+    for b in range(B):
+        for positions, finished, _ in games[b]:
+            following = positions[1:] + [None if finished else dict(board=final.board[b])]
+            for p, q in zip(positions, following):
+                cell = p["action"]
+                assert 0 <= cell < N * N and p["board"].reshape(-1)[cell] == 0
+                after = p["board"].reshape(-1).copy()
+                after[cell] = p["colour"]
+                if q is None:  # the game's last move: it ended the game
+                    assert p["colour"] in winning_colours(after.reshape(N, N), ENV.config) \
+                        or not (after == 0).any()
+                else:  # exactly that stone, of the mover's colour, stands in the next one
+                    np.testing.assert_array_equal(q["board"].reshape(-1), after)
+    # every written sample and pending slot carries the move of its position
+    with_move = lambda b, p: key_of(b, p) + (p["action"],)  # noqa: E731
+    expected = collections.Counter(with_move(b, p) for b in range(B)
+                                   for positions, finished, _ in games[b] if finished
+                                   for p in positions)
+    written = collections.Counter()
+    for samples, valid, _, _ in calls:
+        for i in np.flatnonzero(valid):
+            written[with_move(i % B, positions_of(samples, i))] += 1
+    assert written == expected
+    _, _, _, pending = calls[-1]
+    for b in range(B):
+        running, _, _ = games[b][-1]
+        np.testing.assert_array_equal(pending.action[b, :len(running)],
+                                      [p["action"] for p in running])
 
 
 def test_stats_count_the_finished_games(run):
