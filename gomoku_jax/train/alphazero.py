@@ -199,8 +199,9 @@ class AlphaZero:
     def sgd_steps(self, params: Any, batch_stats: Any, opt_state: Any, buffer: replay.Replay,
                   key: jax.Array, ready: jax.Array = True, num_steps: Optional[int] = None):
         """`num_steps` (default `optim.sgd_steps`) SGD steps in one `lax.scan`, each on a
-        fresh `training_batch`, unrolled as `sgd_unroll` says. While `ready` is False the
-        steps are computed but the old params, statistics and optimiser state are kept.
+        fresh `training_batch`, unrolled as `sgd_unroll` says. While `ready` is False no step
+        is computed (`learner.train_when`): the params, statistics and optimiser state come
+        back unchanged, the loss parts and norms as zeros.
 
         Returns:
           ((params, batch_stats, opt_state), (LossParts [K], gradient norms float32[K])).
@@ -212,11 +213,13 @@ class AlphaZero:
             new = learner.sgd_step(self.env, self.model, self.optimizer,
                                    cfg.optim.value_weight, *carry,
                                    self.training_batch(buffer, key))
-            kept = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new[:3], carry)
-            return kept, (new[3], new[4])
+            return new[:3], (new[3], new[4])
 
-        return jax.lax.scan(sgd, (params, batch_stats, opt_state), jax.random.split(key, k),
-                            unroll=min(self.sgd_unroll, k))
+        def train(carry):
+            return jax.lax.scan(sgd, carry, jax.random.split(key, k),
+                                unroll=min(self.sgd_unroll, k))
+
+        return learner.train_when(ready, train, (params, batch_stats, opt_state))
 
     def training_batch(self, buffer: replay.Replay, key: jax.Array) -> Sample:
         """`optim.batch_size` samples: uniform from the buffer, `replay.synthetic_fraction`

@@ -220,8 +220,8 @@ class GMOTrainer:
     def sgd_steps(self, params: Any, opt_state: Any, buffer: replay.Replay, key: jax.Array,
                   ready: jax.Array = True, num_steps: Optional[int] = None):
         """`num_steps` (default `optim.sgd_steps`) SGD steps in one `lax.scan`, each on a
-        fresh `training_batch`; while `ready` is False the old params and optimiser state
-        are kept.
+        fresh `training_batch`; while `ready` is False none is computed
+        (`learner.train_when`): the params and optimiser state come back unchanged.
 
         Returns:
           ((params, opt_state), (LossParts [K] before each update, gradient norms [K])).
@@ -231,11 +231,13 @@ class GMOTrainer:
         def sgd(carry, key):
             k_batch, k_drop = jax.random.split(key)
             new = self.sgd_step(*carry, self.training_batch(buffer, k_batch), k_drop)
-            kept = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new[:2], carry)
-            return kept, new[2:]
+            return new[:2], new[2:]
 
-        return jax.lax.scan(sgd, (params, opt_state), jax.random.split(key, k),
-                            unroll=min(self.config.optim.unroll, k))
+        def train(carry):
+            return jax.lax.scan(sgd, carry, jax.random.split(key, k),
+                                unroll=min(self.config.optim.unroll, k))
+
+        return learner.train_when(ready, train, (params, opt_state))
 
     def training_batch(self, buffer: replay.Replay, key: jax.Array) -> gmo_data.GMOSample:
         """`optim.batch_size` samples drawn uniformly from the buffer, each under a random

@@ -90,3 +90,17 @@ def sgd_step(env, model: PolicyValueModel, optimizer: optax.GradientTransformati
     updates, opt_state = optimizer.update(grads, opt_state, params)
     return (optax.apply_updates(params, updates), new_stats, opt_state, parts,
             optax.tree_utils.tree_norm(grads))
+
+
+def train_when(ready: jax.Array | bool, train, carry: Any) -> tuple[Any, Any]:
+    """`train(carry) -> (carry, aux)` when `ready` (bool[], may be traced), else nothing:
+    under `lax.cond` the steps are not computed at all while the buffer is still filling,
+    the carry comes back unchanged and `aux` as zeros of its shapes."""
+    if ready is True:
+        return train(carry)
+
+    def skip(c):
+        aux = jax.eval_shape(train, c)[1]
+        return c, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), aux)
+
+    return jax.lax.cond(ready, train, skip, carry)
