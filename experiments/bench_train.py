@@ -11,12 +11,13 @@ For every training preset (`gomoku_jax.train.presets.PRESETS`, after the `--set`
   train       K `learner.sgd_step`s in one `lax.scan` (`AlphaZero.sgd_steps`), each on
               `AlphaZero.training_batch` (uniform replay sample + the game's synthetic
               examples + symmetry augmentation), from a buffer filled with the self-play
-              call's samples, unrolled as the trainer does it (`AlphaZero.sgd_unroll`: all K
-              steps on CPU unless `optim.unroll` says otherwise). samples = K x batch size.
+              call's samples, unrolled as the trainer does it (`AlphaZero.sgd_unroll`,
+              `optim.unroll`: 1 by default). samples = K x batch size.
               Beside it, the reference: the same step jitted alone ("1 step, no loop").
-              XLA:CPU runs convolution gradients inside a loop body 10-80x slower than
-              outside one (jax-ml/jax#12868); the pair shows what the loop (or its
-              unrolling) costs, and `--set optim.unroll=1` shows the loop.
+              XLA:CPU runs its own convolution gradients inside a loop body 10-80x slower
+              than outside one (jax-ml/jax#12868); the network's convs have gradients written
+              as forward convs (`nets/conv.py`) that avoid it, and the pair shows what is
+              left of the loop's cost (`--set optim.unroll=0` unrolls all K steps).
   iteration   one `AlphaZero.iteration` (self-play + buffer + K steps), as the trainer
               compiles it (shardings, donation): the end-to-end rate.
   eval        `model.apply` (inference) alone on random observations at each of
@@ -556,8 +557,8 @@ def render_report(out: dict, repeats: int) -> str:
               f"{mm}. B x T x S: self-play games x moves x simulations per call; positions "
               f"= B x T, sims = B x T x S. Train: K SGD steps x batch per call, in a lax.scan "
               f"unrolled as in the iteration; '1 step, no loop' is the same step jitted "
-              f"alone, the reference for the loop's cost (XLA:CPU runs conv gradients inside "
-              f"loops far slower, jax-ml/jax#12868, hence the unrolling on CPU). Iteration: "
+              f"alone, the reference for the loop's cost (XLA:CPU's own conv gradients run far "
+              f"slower in loops, jax-ml/jax#12868; nets/conv.py avoids them). Iteration: "
               f"one AlphaZero.iteration. Compile time is excluded from every rate. MFU: the "
               f"best eval batch's FLOP/s (model count) over the peak named."]
     for r in results:

@@ -27,6 +27,8 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from gomoku_jax.nets import conv
+
 DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 
 
@@ -76,9 +78,11 @@ def _bn(features: int, config: NetConfig, rngs: nnx.Rngs) -> nnx.BatchNorm:
 
 
 def _conv(cin: int, cout: int, size: int, config: NetConfig, rngs: nnx.Rngs) -> nnx.Conv:
-    # No bias: a BatchNorm follows every conv.
+    # No bias: a BatchNorm follows every conv. `conv.conv_general_dilated`: gradients that
+    # XLA:CPU runs at full speed inside the SGD loop.
     return nnx.Conv(cin, cout, (size, size), padding="SAME", use_bias=False,
-                    dtype=DTYPES[config.dtype], rngs=rngs)
+                    dtype=DTYPES[config.dtype], rngs=rngs,
+                    conv_general_dilated=conv.conv_general_dilated)
 
 
 class ResidualBlock(nnx.Module):

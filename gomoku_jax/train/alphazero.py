@@ -102,11 +102,8 @@ class AlphaZero:
 
     @property
     def sgd_unroll(self) -> int:
-        """`optim.unroll`, with 0 resolved for the mesh's platform."""
-        if self.config.optim.unroll:
-            return self.config.optim.unroll
-        on_cpu = self.mesh.devices.flat[0].platform == "cpu"
-        return self.config.optim.sgd_steps if on_cpu else 1
+        """`optim.unroll`, 0 resolved to all `optim.sgd_steps`."""
+        return self.config.optim.unroll or self.config.optim.sgd_steps
 
     # ------------------------------------------------------------------ state and shardings
 

@@ -106,9 +106,10 @@ class OptimSection:
       schedule: "constant", "cosine" (decay over the run's iterations × K steps) or
         "warmup_cosine" (`warmup_steps` linear warm-up first).
       grad_clip: global-norm clipping threshold, 0 = off.
-      unroll: how many SGD steps the scan unrolls; 0 = all of them on CPU and 1 elsewhere
-        (XLA:CPU runs convolution gradients inside a loop ~25× slower than outside one,
-        measured with jax 0.10.2; unrolling costs compile time instead).
+      unroll: how many SGD steps the scan unrolls, 0 = all of them. 1 is right on every
+        platform: the network's convolutions have gradients written as forward convolutions
+        (`nets/conv.py`), which XLA:CPU runs as fast inside the loop as outside it (its own
+        gradient convolutions run ~30× slower in a loop); unrolling costs compile time.
     """
 
     learning_rate: float = 1e-4
@@ -119,7 +120,7 @@ class OptimSection:
     warmup_steps: int = 0
     grad_clip: float = 0.0
     value_weight: float = 1.0
-    unroll: int = 0
+    unroll: int = 1
 
     def __post_init__(self):
         if self.schedule not in SCHEDULES:
