@@ -11,8 +11,13 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from gomoku_jax.games.gomoku.features.heuristic_score import HeuristicScoreConfig, heuristic_score_map
-from gomoku_jax.games.gomoku.features.patterns import FIVE, FOUR, OPEN_FOUR, PatternConfig, threats
+from gomoku_jax.games.gomoku.features.heuristic_score import (HeuristicScoreConfig,
+                                                              heuristic_score_map,
+                                                              lookup_heuristic_score)
+from gomoku_jax.games.gomoku.features.lines import window_index
+from gomoku_jax.games.gomoku.features.patterns import (FIVE, FOUR, OPEN_FOUR,
+                                                       PatternConfig, lookup_threats, threats,
+                                                       use_threat_table)
 
 
 class CellValues(NamedTuple):
@@ -32,12 +37,26 @@ class CellValues(NamedTuple):
 
 def cell_values(board: jax.Array, colour: jax.Array, win_length: int, rule: str,
                 patterns: PatternConfig = PatternConfig(), score_weight: float = 1.0,
-                heuristic_score: HeuristicScoreConfig = HeuristicScoreConfig()) -> CellValues:
-    """board: int8[N, N]; colour: int8[] (+1 / -1)."""
-    codes = threats(board, colour, win_length, rule)
-    value = jnp.sum(jnp.asarray(patterns.weights, jnp.float32)[codes], axis=-1)
-    value = value + score_weight * heuristic_score_map(board, colour, win_length,
-                                                       heuristic_score)
+                heuristic_score: HeuristicScoreConfig = HeuristicScoreConfig(),
+                method: str = "auto") -> CellValues:
+    """board: int8[N, N]; colour: int8[] (+1 / -1).
+
+    method: how the threat codes and HeuristicScore are computed: "table" looks both up with
+    one `window_index` of reach k (`lookup_threats`, `lookup_heuristic_score`); "scan"
+    evaluates them on the line planes; "auto" (default) is "table" while the threat table
+    fits (k <= 6), else `threats` and `heuristic_score_map` each choose.
+    """
+    k = win_length
+    if use_threat_table(k, method):
+        index = window_index(board, colour, k)
+        codes = lookup_threats(index, board, k, rule)
+        score = lookup_heuristic_score(index, board, k, heuristic_score, reach=k)
+    else:
+        codes = threats(board, colour, k, rule, method)
+        score = heuristic_score_map(board, colour, k, heuristic_score, method)
+    value = jnp.sum(jnp.take(jnp.asarray(patterns.weights, jnp.float32), codes, mode="clip"),
+                    axis=-1)
+    value = value + score_weight * score
     double = jnp.any(codes == OPEN_FOUR, axis=-1) | (jnp.sum(codes == FOUR, axis=-1) >= 2)
     return CellValues(value, jnp.any(codes == FIVE, axis=-1), double)
 

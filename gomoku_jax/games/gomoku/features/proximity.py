@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -34,8 +36,15 @@ class ProximityConfig:
 
 
 def _dilate(occupied: jax.Array) -> jax.Array:
-    """bool[N, N]: cells within Chebyshev distance 1 of an occupied cell (3x3 max-pool)."""
-    return jax.lax.reduce_window(occupied, False, jax.lax.bitwise_or, (3, 3), (1, 1), "SAME")
+    """bool[N, N]: cells within Chebyshev distance 1 of an occupied cell (3x3 max-pool).
+
+    The OR of the 9 shifted copies, which XLA fuses into one loop: on CPU 3x faster than
+    `lax.reduce_window` for one board and 8x for 4096 (experiments/bench_heuristics.py)."""
+    rows, cols = occupied.shape
+    padded = jnp.pad(occupied, 1)
+    return functools.reduce(operator.or_, [
+        jax.lax.slice(padded, (dr, dc), (dr + rows, dc + cols))
+        for dr in range(3) for dc in range(3)])
 
 
 def proximity_mask(board: jax.Array, config: ProximityConfig = ProximityConfig()) -> jax.Array:

@@ -1,0 +1,216 @@
+"""The lookup tables under the board heuristics: `patterns.threat_table` (threat codes) and
+`heuristic_score.line_score_table` (HeuristicScore), indexed by `lines.window_index`.
+
+- `window_index` numbers the same cells `line_planes` gives, in the order `all_windows`
+  decodes (the plumbing every lookup relies on), edges included.
+- Exact equality of `threats` (the table) with `threats_scan` (the direct evaluation the
+  table is built from) on 102,400 random boards of (2k + 2)^2 cells: k = 3..6 (6,400 to
+  25,600 boards each), freestyle and exact5, sparse to full, one colour dominating a third
+  of them so that fives and overlines occur; every pattern code occurs.
+- A hypothesis property: the table agrees with the brute-force classifier of
+  test_patterns.py on small boards.
+- HeuristicScore and `cell_values` by table agree with their scans (float32 rounding);
+  above MAX_TABLE_SIZE "auto" scans and "table" is refused; bad methods are refused.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from gomoku_jax.games.gomoku.features import PATTERN_NAMES, heuristic_score, patterns
+from gomoku_jax.games.gomoku.features.cell_values import cell_values
+from gomoku_jax.games.gomoku.features.heuristic_score import (HeuristicScoreConfig,
+                                                              heuristic_score_map,
+                                                              line_score_table, score_table)
+from gomoku_jax.games.gomoku.features.lines import (BLOCKED_DIGIT, EMPTY_DIGIT, OWN_DIGIT,
+                                                    WALL, all_windows, line_planes,
+                                                    window_index)
+from gomoku_jax.games.gomoku.features.patterns import threat_table, threats, threats_scan
+
+from test_patterns import reference_threats
+
+RULES = ("freestyle", "exact5")
+
+
+def random_boards(key: jax.Array, count: int, n: int) -> tuple[jax.Array, jax.Array]:
+    """(int8[count, n, n] boards, int8[count] colours), drawn in JAX: each board has its own
+    stone density (empty to full) and share of black stones (one colour dominates a third
+    of the boards, so long runs, fives and overlines are common)."""
+    k_density, k_share, k_cells, k_colour = jax.random.split(key, 4)
+    density = jax.random.uniform(k_density, (count, 1, 1), maxval=1.05)
+    share = jax.random.choice(k_share, jnp.array([0.5, 0.5, 0.8, 0.2, 0.97, 0.03]),
+                              (count, 1, 1))
+    u = jax.random.uniform(k_cells, (count, n, n))
+    boards = jnp.where(u < density * share, 1, jnp.where(u < density, -1, 0))
+    colours = jnp.where(jax.random.bernoulli(k_colour, 0.5, (count,)), 1, -1)
+    return boards.astype(jnp.int8), colours.astype(jnp.int8)
+
+
+# --------------------------------------------------------------------------------------
+# window_index
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reach", [1, 4])
+def test_window_index_decodes_to_the_line_planes(reach):
+    n = 7
+    boards, colours = random_boards(jax.random.key(reach), 16, n)
+    windows = all_windows(reach)
+    assert windows.shape == (2 * reach + 1, 3 ** (2 * reach)) and windows.dtype == np.int8
+    assert np.all(windows[reach] == EMPTY_DIGIT)
+    index, lines = map(np.asarray, jax.jit(jax.vmap(
+        lambda b, c: (window_index(b, c, reach), line_planes(b, reach))))(boards, colours))
+    assert index.shape == (16, 4, n, n) and index.dtype == np.int32
+    c = np.asarray(colours)[:, None, None, None]
+    lines = np.moveaxis(lines, 1, 0)  # [offset, board, direction, row, col]
+    digits = np.where(lines == c, OWN_DIGIT, np.where(lines == 0, EMPTY_DIGIT, BLOCKED_DIGIT))
+    digits[reach] = EMPTY_DIGIT
+    np.testing.assert_array_equal(windows[:, index], digits)
+    assert (lines == WALL).any()  # the edges were in it
+
+
+# --------------------------------------------------------------------------------------
+# threats: table == scan on random boards
+# --------------------------------------------------------------------------------------
+
+CHUNK = 6400  # boards per compiled call
+# Calls per k (the scan costs more per board with k): 2 rules x (4 + 2 + 1 + 1) x 6400 =
+# 102,400 boards.
+CHUNKS = {3: 4, 4: 2, 5: 1, 6: 1}
+
+
+@functools.lru_cache(maxsize=None)
+def _table_vs_scan(n: int, k: int, rule: str):
+    """key -> (how many codes differ, how often each code occurs in the table's, the
+    first board that differs or -1)."""
+
+    def run(key):
+        boards, colours = random_boards(key, CHUNK, n)
+        table = jax.vmap(lambda b, c: threats(b, c, k, rule, "table"))(boards, colours)
+        scan = jax.vmap(lambda b, c: threats_scan(b, c, k, rule))(boards, colours)
+        bad = jnp.any(table != scan, axis=(1, 2, 3))
+        first = jnp.where(jnp.any(bad), jnp.argmax(bad), -1)
+        histogram = jnp.sum(table[..., None] == jnp.arange(7, dtype=jnp.int8),
+                            axis=(0, 1, 2, 3))
+        return jnp.sum(table != scan), histogram, first
+
+    return jax.jit(run)
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("k", [3, 4, 5, 6])
+def test_threat_table_equals_scan_on_random_boards(k, rule):
+    n = 2 * k + 2  # windows with walls on either side, and a few with none
+    fn = _table_vs_scan(n, k, rule)
+    histogram = np.zeros(7, np.int64)
+    for i in range(CHUNKS[k]):
+        key = jax.random.key(1000 * k + i)
+        mismatches, hist, first = fn(key)
+        if int(mismatches):
+            boards, colours = random_boards(key, CHUNK, n)
+            b = int(first)
+            pytest.fail(f"k={k} {rule}: {int(mismatches)} codes differ; first board "
+                        f"(colour {int(colours[b])}):\n{np.asarray(boards[b])}")
+        histogram += np.asarray(hist)
+    counts = dict(zip(PATTERN_NAMES, histogram.tolist()))
+    if k == 3:  # an open two needs k - 3 = 0 stones in k - 1 cells holding the new one
+        assert counts.pop("open_two") == 0
+    assert all(v >= 100 for v in counts.values()), counts
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), k=st.integers(3, 5), rule=st.sampled_from(RULES))
+def test_threat_table_matches_the_brute_force_reference(data, k, rule):
+    n = 7
+    cells = data.draw(st.lists(st.sampled_from([0, 0, 1, -1]), min_size=n * n,
+                               max_size=n * n))
+    colour = data.draw(st.sampled_from([1, -1]))
+    board = np.asarray(cells, np.int8).reshape(n, n)
+    got = np.asarray(_threats_table_fn(k, rule)(board[None], np.array([colour], np.int8)))[0]
+    np.testing.assert_array_equal(got, reference_threats(board, colour, k, rule))
+
+
+@functools.lru_cache(maxsize=None)
+def _threats_table_fn(k: int, rule: str):
+    return jax.jit(jax.vmap(lambda b, c: threats(b, c, k, rule, "table")))
+
+
+def test_threat_table_is_a_cached_read_only_constant():
+    table = threat_table(5, "exact5")
+    assert table.shape == (3 ** 10,) and table.dtype == np.int8
+    assert table is threat_table(5, "exact5") and not table.flags.writeable
+    assert set(np.unique(table).tolist()) == set(range(7))
+    assert not np.array_equal(table, threat_table(5, "freestyle"))
+    # Index 0: only empty cells around, a lone stone is nothing. All digits own: a run of
+    # 2k + 1, a five under freestyle and an overline (nothing) under exact5.
+    all_own = sum(3 ** j for j in range(10))
+    assert table[0] == patterns.NONE and table[all_own] == patterns.NONE
+    assert threat_table(5)[all_own] == patterns.FIVE
+
+
+# --------------------------------------------------------------------------------------
+# HeuristicScore and cell values
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [3, 7])
+def test_heuristic_score_table_matches_scan(k):
+    """k = 7: the largest table (3^12); k = 5 is test_heuristic_score.py's, against the
+    seed's vectors."""
+    config = HeuristicScoreConfig() if k == 7 else HeuristicScoreConfig(2.0, 3.0)
+    boards, colours = random_boards(jax.random.key(k), 256, 2 * k + 1)
+    fn = jax.jit(jax.vmap(lambda b, c: (heuristic_score_map(b, c, k, config, "table"),
+                                        heuristic_score_map(b, c, k, config, "scan"))))
+    table, scan = map(np.asarray, fn(boards, colours))
+    np.testing.assert_allclose(table, scan, rtol=1e-6, atol=1e-6)
+    assert np.count_nonzero(scan) > 256 * 3
+    packed = score_table(k)
+    assert packed.shape == (3 ** (2 * k - 2),) and not packed.flags.writeable
+    assert line_score_table(k, config).shape == (3 ** (2 * k - 2),)
+    if k <= 6:  # by the threats' index, of reach k
+        assert line_score_table(k, config, k).shape == (3 ** (2 * k),)
+
+
+@pytest.mark.parametrize("k, rule", [(5, "exact5"), (7, "freestyle")])
+def test_cell_values_by_table_match_scan(k, rule):
+    """One window index of reach k serves threats and HeuristicScore; k = 7 is past the
+    threat table's size, so "auto" scans the threats and looks HeuristicScore up."""
+    boards, colours = random_boards(jax.random.key(7 + k), 256, 2 * k + 1)
+    fn = jax.jit(jax.vmap(lambda b, c: (cell_values(b, c, k, rule),
+                                        cell_values(b, c, k, rule, method="scan"))))
+    auto, scan = fn(boards, colours)
+    np.testing.assert_allclose(auto.value, scan.value, rtol=1e-6, atol=1e-5)
+    np.testing.assert_array_equal(auto.wins, scan.wins)
+    np.testing.assert_array_equal(auto.double_threats, scan.double_threats)
+    assert np.asarray(scan.wins).any() and np.asarray(scan.double_threats).any()
+
+
+def test_tables_beyond_max_table_size(monkeypatch):
+    board = jnp.zeros((7, 7), jnp.int8).at[3, 2:4].set(1).at[1, 1].set(-1)
+    scan = jax.jit(lambda b: (threats_scan(b, 1, 4), threats_scan(b, 1, 3),
+                              heuristic_score_map(b, 1, 4, method="scan")))(board)
+    monkeypatch.setattr(patterns, "MAX_TABLE_SIZE", 3 ** 7)
+    monkeypatch.setattr(heuristic_score, "MAX_TABLE_SIZE", 3 ** 5)
+    got = jax.jit(lambda b: (threats(b, 1, 4), threats(b, 1, 3, method="table"),
+                             heuristic_score_map(b, 1, 4)))(board)  # "auto" scans k = 4
+    for x, y in zip(got, scan):
+        np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match="MAX_TABLE_SIZE"):
+        threats(board, 1, 4, method="table")
+    with pytest.raises(ValueError, match="MAX_TABLE_SIZE"):
+        heuristic_score_map(board, 1, 4, method="table")
+
+
+def test_unknown_methods_are_refused():
+    board = jnp.zeros((9, 9), jnp.int8)
+    for fn in (threats, heuristic_score_map):
+        with pytest.raises(ValueError, match="method must be one of"):
+            fn(board, 1, 5, method="fast")
+    with pytest.raises(ValueError, match="method must be one of"):
+        cell_values(board, 1, 5, "freestyle", method="fast")
