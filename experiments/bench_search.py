@@ -1,45 +1,49 @@
-"""Search throughput: simulations per second of the search algorithms over the real env, and
-what one simulation costs as the tree grows (mctx's backward pass against a path-only one).
+"""Search throughput: simulations per second of the search algorithms over the real env, with
+our simulation loop (`gomoku_jax.search.loop`) and mctx's side by side in the same run, and
+what one simulation costs as the tree grows.
 
-    python experiments/bench_search.py --algorithms puct,gumbel,pure_mcts --out search.md
+    python experiments/bench_search.py --out search.md --json search.json
 
 Part 1, the grid: simulations per second of every algorithm of `--algorithms` (names of
-`gomoku_jax.search.ALGORITHMS`, each with its default config) with every evaluator of
+`gomoku_jax.search.ALGORITHMS`, each with its default config) with every loop of `--loops`
+(`gomoku_jax`, ours: path-only backward; `mctx`: `mctx.search`) and every evaluator of
 `--evaluators`, for each batch size x simulation count:
   network    the policy-value ResNet (`--net`, random weights) through `NetworkEvaluator`;
   heuristic  Gomoku's `HeuristicEvaluator` (threats for both colours, HeuristicScore);
   rollout    `RolloutEvaluator(1)`: one random playout per leaf, pure MCTS's own;
-  uniform    `UniformEvaluator`: no evaluation cost (mctx, env step and masks remain).
+  uniform    `UniformEvaluator`: no evaluation cost (the loop, env step and masks remain).
 Simulations = batch x num_simulations per call. Reported: compile seconds, ms per move (the
 wall time of one batched search call: the latency of a move for all B boards), simulations
 per wall second and per process CPU second (the machines are shared; CPU time is the
-steadier number), and each algorithm's rate as a multiple of the first one's in the same
-cell (the reference, measured in the same run). The searches start from random positions
-6-20 plies deep (so the candidate mask is active).
+steadier number), each cell's rate as a multiple of the same search with mctx's loop, and
+of the first algorithm's with the same loop (all measured in the same run). The searches
+start from random positions 6-20 plies deep (so the candidate mask is active).
 
 Time: `--max-seconds-per-cell` bounds each measurement's calls (warm-up + repeats; compile
 excluded): once the warm-up is timed, the repeats are cut to fit (noted), and once a cell's
-calls took longer, the cells with at least its batch and simulations (same algorithm and
-evaluator; in the curve, the same part at larger S) are skipped. So is a search whose tree
-`check_tree_memory` refuses.
+calls took longer, the cells with at least its batch and simulations (same algorithm, loop
+and evaluator; in the curve, the same part at larger S) are skipped. So is a search whose
+tree `check_tree_memory` refuses.
 
-Part 2, the cost-per-simulation curve (PUCT, `--curve-batch` boards, `--curve-evaluator`):
-microseconds per simulation per board, for growing simulation counts S, of
-  (i)   the full search with that evaluator;
-  (ii)  the full search with `UniformEvaluator` (zero cost: mctx + env step + masks);
+Part 2, the cost-per-simulation curve (PUCT, for each of `--curve-batch`'s batch sizes,
+`--curve-evaluator`): microseconds per simulation per board, for growing simulation counts
+S, of
+  (i)   the full search with that evaluator, our loop;
+  (i')  the same search with mctx's loop (it builds the same tree);
+  (ii)  the full search with `UniformEvaluator` (zero cost: our loop + env step + masks);
   (iii) the evaluator alone (with the search's random symmetry), called S times;
   (iv)  mctx's backward pass alone, for all S leaves of the tree of a real search (i);
-  (v)   `path_backward`, the same update written to touch only the nodes on the path;
+  (v)   `loop.path_backward`, our backward, the same update touching only the path;
   (vi)  PUCT's selection (`mctx`'s `simulate` with `selection.puct_selection`) alone: its
         cost per descent step, timed on that tree, times the steps the search's S
         selections take (the new nodes' depths);
-and what remains of (i): expansion, env step, masks, symmetries, loop overhead.
-mctx's backward is `vmap` of a `while_loop` that carries the whole tree. Under vmap the loop
-predicate is batched, so every step becomes `select(still_running, new_tree, old_tree)`:
-each step copies and selects the [B, S+1, A] arrays it writes, and a backward of depth d
-costs O(d * B * S * A) instead of O(d * B). `path_backward` has the same semantics but
-walks the path with an unbatched loop that gathers and scatters B entries per step, in
-place. The table gives the backward's share of the full search and what path-only saves.
+and (i')/(i), what remains of (i) (expansion, env step, masks, symmetries, loop overhead)
+and mctx's backward's share of (i'). mctx's backward is `vmap` of a `while_loop` that
+carries the whole tree. Under vmap the loop predicate is batched, so every step becomes
+`select(still_running, new_tree, old_tree)`: each step copies and selects the [B, S+1, A]
+arrays it writes, and a backward of depth d costs O(d * B * S * A) instead of O(d * B).
+`path_backward` has the same semantics but walks the path with an unbatched loop that
+gathers and scatters B entries per step, in place.
 
 `--profile DIR` traces one more call of a measured search (the curve's search (i) with
 the most simulations up to 128, by preference; its compiled function, so nothing is
@@ -75,16 +79,20 @@ from gomoku_jax.markdown import table as markdown_table, write_report
 from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
 from gomoku_jax.search.evaluate import evaluate
 from gomoku_jax.search.evaluators import NetworkEvaluator, RolloutEvaluator, UniformEvaluator
+from gomoku_jax.search.loop import path_backward
 from gomoku_jax.search.puct import qtransform
 from gomoku_jax.search.selection import puct_selection
 
-DEFAULT_BATCHES = (1, 16, 64, 256, 1024)
+DEFAULT_BATCHES = (1, 16, 256)
 DEFAULT_SIMULATIONS = (32, 128, 400, 800)
-DEFAULT_CURVE_SIMULATIONS = (8, 32, 128, 400, 800)
+DEFAULT_CURVE_BATCHES = (1, 16, 256)
+DEFAULT_CURVE_SIMULATIONS = (32, 128, 400, 800)
+LOOPS = search.base.LOOPS  # ("gomoku_jax", "mctx"): our simulation loop and mctx's
 EVALUATORS = ("network", "heuristic", "rollout", "uniform")
 PROFILE_MAX_SIMULATIONS = 128  # a trace holds an event per op run: millions for long searches
-CURVE_PARTS = ("search", "search (uniform)", "evaluator", "mctx backward", "path-only backward",
-               "selection")
+CURVE_PARTS = ("search", "search (mctx loop)", "search (uniform)", "evaluator", "mctx backward",
+               "path-only backward", "selection")
+TREE_PARTS = CURVE_PARTS[4:]  # timed on search (i)'s tree
 
 
 # ----------------------------------------------------------------------------- set-up
@@ -162,9 +170,10 @@ class SearchRun:
 
 
 def measure_search(env, name: str, evaluator_name: str, evaluator, params, states, sims: int,
-                   repeats: int, max_seconds: float) -> SearchRun:
-    """Time `search.make(name)` (its default config) with `evaluator`: work = B x sims."""
-    jitted = jax.jit(search_fn(env, search.make(name), evaluator, sims))
+                   repeats: int, max_seconds: float, loop: str = "gomoku_jax") -> SearchRun:
+    """Time `search.make(name, loop=loop)` (its default config otherwise) with `evaluator`:
+    work = B x sims."""
+    jitted = jax.jit(search_fn(env, search.make(name, loop=loop), evaluator, sims))
     args = (params, states, jax.random.key(0))
     m = measure(name, evaluator_name, jitted, args, states.legal_action_mask.shape[0], sims,
                 repeats, max_seconds)
@@ -194,12 +203,13 @@ class GridCell:
     algorithm: str
     batch: int
     sims: int
+    loop: str = "gomoku_jax"
     result: Optional[Measurement] = None
     skipped: str = ""
 
     def as_dict(self) -> dict:
-        d = {"evaluator": self.evaluator, "algorithm": self.algorithm, "batch": self.batch,
-             "simulations": self.sims, "skipped": self.skipped}
+        d = {"evaluator": self.evaluator, "algorithm": self.algorithm, "loop": self.loop,
+             "batch": self.batch, "simulations": self.sims, "skipped": self.skipped}
         if self.result is not None:
             m = self.result
             d.update(compile_s=m.compile_s, wall_s=m.wall_s, cpu_s=m.cpu_s, note=m.note,
@@ -210,16 +220,17 @@ class GridCell:
 
 def run_grid(env, evaluators, pool, batches: Sequence[int], sims_list: Sequence[int],
              algorithms: Sequence[str], evaluator_names: Sequence[str], repeats: int,
-             max_seconds: float, cache: dict, log=print) -> list[GridCell]:
-    """Every (evaluator, algorithm, sims, batch) cell, in that loop order, on the first
-    `batch` positions of `pool`. `cache` collects the SearchRuns by (algorithm, evaluator,
-    batch, sims), for the curve and the profile."""
+             max_seconds: float, cache: dict, log=print,
+             loops: Sequence[str] = LOOPS) -> list[GridCell]:
+    """Every (evaluator, algorithm, loop, sims, batch) cell, in that loop order, on the
+    first `batch` positions of `pool`. `cache` collects the SearchRuns by (algorithm, loop,
+    evaluator, batch, sims), for the curve and the profile."""
     cells: list[GridCell] = []
-    for evaluator, name, sims, b in itertools.product(
-            evaluator_names, algorithms, sorted(sims_list), sorted(batches)):
-        cell = GridCell(evaluator, name, b, sims)
+    for evaluator, name, loop, sims, b in itertools.product(
+            evaluator_names, algorithms, loops, sorted(sims_list), sorted(batches)):
+        cell = GridCell(evaluator, name, b, sims, loop)
         states = take(pool, b)
-        slow = [c for c in cells if (c.evaluator, c.algorithm) == (evaluator, name)
+        slow = [c for c in cells if (c.evaluator, c.algorithm, c.loop) == (evaluator, name, loop)
                 and c.result is not None and c.batch <= b and c.sims <= sims
                 and seconds_used(c.result, repeats) > max_seconds]
         if slow:
@@ -228,15 +239,16 @@ def run_grid(env, evaluators, pool, batches: Sequence[int], sims_list: Sequence[
             cell.skipped = tree_refusal(env, states, sims, search.make(name))
         if not cell.skipped:
             run = measure_search(env, name, evaluator, *evaluators[evaluator], states, sims,
-                                 repeats, max_seconds)
-            cell.result, cache[(name, evaluator, b, sims)] = run.result, run
+                                 repeats, max_seconds, loop)
+            cell.result, cache[(name, loop, evaluator, b, sims)] = run.result, run
         cells.append(cell)
         log("  " + _grid_log_line(cell))
     return cells
 
 
 def _grid_log_line(cell: GridCell) -> str:
-    head = f"{cell.algorithm:<9} {cell.evaluator:<9} B={cell.batch:<5} S={cell.sims:<4}"
+    head = (f"{cell.algorithm:<9} {cell.loop:<10} {cell.evaluator:<9} B={cell.batch:<5} "
+            f"S={cell.sims:<4}")
     if cell.result is None:
         return f"{head} {cell.skipped}"
     m = cell.result
@@ -245,24 +257,27 @@ def _grid_log_line(cell: GridCell) -> str:
 
 
 def render_grid(cells: Sequence[GridCell]) -> str:
-    """The grid, with each cell's sims/CPU-s as a multiple of the first algorithm's."""
+    """The grid, with each cell's sims/CPU-s as a multiple of the same search with mctx's
+    loop, and of the first algorithm's with the same loop."""
     reference = cells[0].algorithm if cells else ""
-    base = {(c.evaluator, c.batch, c.sims): c.result.per_cpu_s for c in cells
-            if c.algorithm == reference and c.result is not None}
+    rate = {(c.evaluator, c.algorithm, c.loop, c.batch, c.sims): c.result.per_cpu_s
+            for c in cells if c.result is not None}
     rows = []
     for c in cells:
-        head = [c.evaluator, c.algorithm, str(c.batch), str(c.sims)]
+        head = [c.evaluator, c.algorithm, c.loop, str(c.batch), str(c.sims)]
         if c.result is None:
-            rows.append(head + ["-"] * 5 + [c.skipped])
+            rows.append(head + ["-"] * 6 + [c.skipped])
             continue
         m = c.result
-        ref = base.get((c.evaluator, c.batch, c.sims))
+        vs_mctx = rate.get((c.evaluator, c.algorithm, "mctx", c.batch, c.sims))
+        vs_first = rate.get((c.evaluator, reference, c.loop, c.batch, c.sims))
         rows.append(head + [f"{m.compile_s:.1f}", _ms(m.wall_s), fmt_rate(m.per_wall_s),
                             fmt_rate(m.per_cpu_s),
-                            f"{m.per_cpu_s / ref:.2f}x" if ref else "-", m.note])
-    return markdown_table(["evaluator", "algorithm", "batch", "simulations", "compile s",
-                           "ms/move", "sims/s (wall)", "sims/CPU-s",
-                           f"vs {reference} (CPU)", "note"], rows)
+                            f"{m.per_cpu_s / vs_mctx:.2f}x" if vs_mctx else "-",
+                            f"{m.per_cpu_s / vs_first:.2f}x" if vs_first else "-", m.note])
+    return markdown_table(["evaluator", "algorithm", "loop", "batch", "simulations",
+                           "compile s", "ms/move", "sims/s (wall)", "sims/CPU-s",
+                           "vs mctx loop (CPU)", f"vs {reference} (CPU)", "note"], rows)
 
 
 def _ms(seconds: float) -> str:
@@ -271,57 +286,6 @@ def _ms(seconds: float) -> str:
 
 
 # ----------------------------------------------------------------------------- backward passes
-
-def path_backward(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
-    """mctx's backward pass (the same updates, the same result), touching only the path.
-
-    From each board's leaf up to the root: the leaf value is discounted back
-    (`v <- r(parent, a) + discount(parent, a) * v`), each parent's node value becomes the
-    running mean `(value * visits + v) / (visits + 1)` and its visit count grows by one, and
-    the edge (parent, a) gets the child's (already updated) node value and one more visit.
-
-    The loop is written over the batch, not vmapped: its predicate "some board is not at
-    the root yet" is one scalar, so a step gathers and scatters B entries in place
-    (finished boards write out of range, dropped). The four written arrays ride in the
-    loop's carry, but XLA updates loop-carried buffers in place, so a step touches O(B)
-    entries. mctx vmaps a per-board while_loop, and vmap turns the batched predicate into
-    a copy and select of the whole carried arrays every step: O(B * N * A).
-
-    Args:
-      tree: an mctx.Tree with batch B, N nodes, A actions.
-      leaf_index: int[B], the node to back up from on each board (the root: no change).
-    Returns:
-      the tree with node_values, node_visits, children_values, children_visits updated.
-    """
-    batch, num_nodes = tree.node_values.shape
-    rows = jnp.arange(batch)
-    root = mctx.Tree.ROOT_INDEX
-
-    def step(carry):
-        node, value, node_values, node_visits, children_values, children_visits = carry
-        live = node != root
-        parent = jnp.where(live, tree.parents[rows, node], root)
-        action = jnp.where(live, tree.action_from_parent[rows, node], 0)
-        value = jnp.where(live, tree.children_rewards[rows, parent, action]
-                          + tree.children_discounts[rows, parent, action] * value, value)
-        visits = node_visits[rows, parent]
-        parent_value = (node_values[rows, parent] * visits + value) / (visits + 1.0)
-        child_value = node_values[rows, node]
-        edge_visits = children_visits[rows, parent, action] + 1
-        write = jnp.where(live, parent, num_nodes)  # out of range: dropped
-        return (parent, value,
-                node_values.at[rows, write].set(parent_value, mode="drop"),
-                node_visits.at[rows, write].set(visits + 1, mode="drop"),
-                children_values.at[rows, write, action].set(child_value, mode="drop"),
-                children_visits.at[rows, write, action].set(edge_visits, mode="drop"))
-
-    leaf = leaf_index.astype(jnp.int32)
-    carry = (leaf, tree.node_values[rows, leaf], tree.node_values, tree.node_visits,
-             tree.children_values, tree.children_visits)
-    carry = jax.lax.while_loop(lambda c: jnp.any(c[0] != root), step, carry)
-    return tree.replace(node_values=carry[2], node_visits=carry[3], children_values=carry[4],
-                        children_visits=carry[5])
-
 
 def mctx_backward(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
     """mctx's own backward pass (`mctx._src.search.backward`, vmapped over the batch)."""
@@ -455,11 +419,13 @@ def run_curve(env, evaluators, pool, batch: int, sims_list: Sequence[int], repea
             if seconds_used(m, repeats) > max_seconds:
                 over[part] = f"skipped (S={sims} was over budget)"
 
-        for part, name in (("search", evaluator), ("search (uniform)", "uniform")):
-            key = ("puct", name, batch, sims)
+        for part, name, loop in (("search", evaluator, "gomoku_jax"),
+                                 ("search (mctx loop)", evaluator, "mctx"),
+                                 ("search (uniform)", "uniform", "gomoku_jax")):
+            key = ("puct", loop, name, batch, sims)
             if key not in cache and runs(part):
                 cache[key] = measure_search(env, "puct", name, *evaluators[name], states, sims,
-                                            repeats, max_seconds)
+                                            repeats, max_seconds, loop)
             if key in cache:
                 record(part, cache[key].result)
         if runs("evaluator"):
@@ -468,10 +434,10 @@ def run_curve(env, evaluators, pool, batch: int, sims_list: Sequence[int], repea
                                         (params, states, jax.random.key(1)), batch, sims,
                                         repeats, max_seconds))
         if "search" in row.parts:  # the tree parts back up search (i)'s own tree
-            tree = cache[("puct", evaluator, batch, sims)].again().tree
+            tree = cache[("puct", "gomoku_jax", evaluator, batch, sims)].again().tree
             _tree_parts(row, tree, algorithm, repeats, max_seconds, runs, record)
         else:
-            for part in CURVE_PARTS[3:]:
+            for part in TREE_PARTS:
                 row.skipped[part] = "skipped (needs the search tree)"
         rows.append(row)
         log("  " + _curve_log_line(row))
@@ -521,7 +487,8 @@ def _fmt_us(us: Optional[float], base: Optional[float] = None) -> str:
 
 
 def render_curve(rows: Sequence[CurveRow], evaluator: str = "heuristic") -> str:
-    """The curve table, then a line per simulation count on the cost of one backward step."""
+    """The curve table (x: a search's cost per simulation against its own at the smallest
+    S), then a line per simulation count on the cost of one backward step."""
     first = {p: next((r.us_per_sim(p) for r in rows if r.us_per_sim(p)), None)
              for p in CURVE_PARTS}
     table = []
@@ -531,13 +498,15 @@ def render_curve(rows: Sequence[CurveRow], evaluator: str = "heuristic") -> str:
             growth = first[part] if part.startswith("search") else None
             us = r.us_per_sim(part)
             cells.append(_fmt_us(us, growth) if us is not None else r.skipped.get(part, "-"))
+        ours, theirs = r.wall("search"), r.wall("search (mctx loop)")
+        speed_up = f"{theirs / ours:.2f}x" if ours and theirs else "-"
         depth = "-" if r.depth_mean is None else f"{r.depth_mean:.1f} / {r.depth_max}"
-        cells += [_fmt_us(_rest(r)), depth] + _shares(r)
+        cells += [speed_up, _fmt_us(_rest(r)), depth, _share(r)]
         table.append(cells)
-    header = ["S", f"(i) search, {evaluator}", "(ii) search, uniform", "(iii) evaluator",
-              "(iv) mctx backward", "(v) path-only backward", "(vi) selection",
-              "rest: (i)-(iii)-(iv)-(vi)", "leaf depth mean / max",
-              "(iv) share of (i)", "(i) with (v) for (iv) would take"]
+    header = ["S", f"(i) search, {evaluator}", f"(i') search, {evaluator}, mctx loop",
+              "(ii) search, uniform", "(iii) evaluator", "(iv) mctx backward",
+              "(v) path-only backward", "(vi) selection", "(i') / (i)",
+              "rest: (i)-(iii)-(v)-(vi)", "leaf depth mean / max", "(iv) share of (i')"]
     lines = [markdown_table(header, table), ""]
     for r in rows:
         mctx_s, path_s = r.wall("mctx backward"), r.wall("path-only backward")
@@ -551,27 +520,21 @@ def render_curve(rows: Sequence[CurveRow], evaluator: str = "heuristic") -> str:
 
 
 def _rest(r: CurveRow) -> Optional[float]:
-    """us per simulation per board of the search not in the evaluator, the backward or the
-    selection: expansion, env step, masks, symmetries, loop overhead."""
-    parts = ("search", "evaluator", "mctx backward", "selection")
+    """us per simulation per board of our search (i) not in the evaluator, the (path-only)
+    backward or the selection: expansion, env step, masks, symmetries, loop overhead."""
+    parts = ("search", "evaluator", "path-only backward", "selection")
     if not all(p in r.parts for p in parts):
         return None
     return r.us_per_sim("search") - sum(r.us_per_sim(p) for p in parts[1:])
 
 
-def _shares(r: CurveRow) -> list[str]:
-    """[the backward's share of (i), (i)'s projected time with path-only (as a fraction, and
-    the speed-up)]. Only (i): (iv) and (v) back up (i)'s own tree; the uniform search (ii)
-    grows a different (shallower) tree, so its share would not be comparable."""
-    total, backward, path = r.wall("search"), r.wall("mctx backward"), r.wall(
-        "path-only backward")
+def _share(r: CurveRow) -> str:
+    """mctx's backward's share of the search with mctx's loop (i'). (iv) backs up (i)'s
+    tree, which is (i')'s: the two loops build the same tree."""
+    total, backward = r.wall("search (mctx loop)"), r.wall("mctx backward")
     if total is None or backward is None:
-        return ["-", "-"]
-    share = f"{100 * backward / total:.0f}%"
-    if path is None:
-        return [share, "-"]
-    left = max(total - backward + path, 1e-12)
-    return [share, f"{100 * left / total:.0f}% ({total / left:.1f}x faster)"]
+        return "-"
+    return f"{100 * backward / total:.0f}%"
 
 
 # ----------------------------------------------------------------------------- profile
@@ -580,15 +543,16 @@ def profile(cache: dict, curve_evaluator: str, trace_dir: str) -> Optional[dict]
     """Trace one more call of a measured search with `jax.profiler.trace` into `trace_dir`:
     the largest with at most PROFILE_MAX_SIMULATIONS simulations, PUCT with the curve's
     evaluator first. Returns what was traced and the files written (None: no candidate)."""
-    keys = [k for k in cache if k[3] <= PROFILE_MAX_SIMULATIONS]
+    keys = [k for k in cache if k[4] <= PROFILE_MAX_SIMULATIONS]
     if not keys:
         return None
-    key = max(keys, key=lambda k: (k[:2] == ("puct", curve_evaluator), k[3], k[2]))
+    key = max(keys, key=lambda k: (k[:3] == ("puct", "gomoku_jax", curve_evaluator), k[4],
+                                   k[3], k[1] == "gomoku_jax"))
     before = _files(trace_dir)
     with jax.profiler.trace(trace_dir, create_perfetto_trace=True):
         cache[key].again()
     return {"dir": trace_dir, "files": sorted(_files(trace_dir) - before),
-            **dict(zip(("algorithm", "evaluator", "batch", "simulations"), key))}
+            **dict(zip(("algorithm", "loop", "evaluator", "batch", "simulations"), key))}
 
 
 def _files(root: str) -> set[str]:
@@ -601,11 +565,12 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
                   sims_list: Sequence[int] = DEFAULT_SIMULATIONS,
                   algorithms: Sequence[str] = tuple(search.ALGORITHMS),
                   evaluator_names: Sequence[str] = ("network", "heuristic"),
-                  curve_batch: int = 64,
+                  curve_batches: Sequence[int] = DEFAULT_CURVE_BATCHES,
                   curve_sims: Sequence[int] = DEFAULT_CURVE_SIMULATIONS,
                   parts: Sequence[str] = ("grid", "curve"), repeats: int = 3,
                   max_seconds: float = 20.0, seed: int = 0, curve_evaluator: str = "heuristic",
-                  net: str = "small", profile_dir: Optional[str] = None, log=print) -> dict:
+                  net: str = "small", profile_dir: Optional[str] = None, log=print,
+                  loops: Sequence[str] = LOOPS) -> dict:
     """Run the grid and/or the curve, and trace one search if `profile_dir` is given.
     Returns {"grid": [GridCell], "curve": [CurveRow], "curve_evaluator": name,
     "profile": {"dir", "files", "simulations", "batch", "evaluator"} or None}."""
@@ -613,18 +578,19 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
     names = set(evaluator_names if "grid" in parts else [])
     names |= {curve_evaluator, "uniform"} if "curve" in parts else set()
     evaluators = {name: make_evaluator(env, name, net, seed) for name in names}
-    size = max(list(batches if "grid" in parts else []) + [curve_batch])
+    size = max(list(batches if "grid" in parts else []) + list(curve_batches))
     pool = start_positions(env, size, jax.random.key(seed))
     cache: dict = {}
     out: dict = {"grid": [], "curve": [], "curve_evaluator": curve_evaluator, "profile": None}
     if "grid" in parts:
         log("## grid")
         out["grid"] = run_grid(env, evaluators, pool, batches, sims_list, algorithms,
-                               evaluator_names, repeats, max_seconds, cache, log)
+                               evaluator_names, repeats, max_seconds, cache, log, loops)
     if "curve" in parts:
-        log(f"## cost per simulation, PUCT, batch {curve_batch}")
-        out["curve"] = run_curve(env, evaluators, pool, curve_batch, curve_sims, repeats,
-                                 max_seconds, cache, curve_evaluator, log)
+        for curve_batch in curve_batches:
+            log(f"## cost per simulation, PUCT, batch {curve_batch}")
+            out["curve"] += run_curve(env, evaluators, pool, curve_batch, curve_sims, repeats,
+                                      max_seconds, cache, curve_evaluator, log)
     if profile_dir is not None:
         out["profile"] = p = profile(cache, curve_evaluator, profile_dir)
         log(f"## profile: {_profiled(p)}" + (f", traced into {profile_dir}" if p else ""))
@@ -634,12 +600,11 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
 def _profiled(p: Optional[dict]) -> str:
     if p is None:
         return f"no search measured with at most {PROFILE_MAX_SIMULATIONS} simulations"
-    return (f"one {p['algorithm']} search ({p['evaluator']}, batch {p['batch']}, "
-            f"S={p['simulations']})")
+    return (f"one {p['algorithm']} search ({p['loop']} loop, {p['evaluator']}, batch "
+            f"{p['batch']}, S={p['simulations']})")
 
 
-def render_report(results: dict, board_size: int, repeats: int, curve_batch: int,
-                  net: str = "small") -> str:
+def render_report(results: dict, board_size: int, repeats: int, net: str = "small") -> str:
     n = f"{board_size}x{board_size}"
     evaluator = results.get("curve_evaluator", "heuristic")
     lines = [f"# Search throughput, {n} Gomoku (freestyle), median of {repeats}; "
@@ -649,16 +614,16 @@ def render_report(results: dict, board_size: int, repeats: int, curve_batch: int
                       f"positions 6-20 random plies deep; network = the {net!r} ResNet "
                       f"preset, random weights)", "",
                   render_grid(results["grid"])]
-    if results["curve"]:
-        lines += ["", f"## Cost per simulation, PUCT, batch {curve_batch}: us of wall time "
+    for batch in sorted({r.batch for r in results["curve"]}):
+        lines += ["", f"## Cost per simulation, PUCT, batch {batch}: us of wall time "
                       f"per simulation per board (x = vs the smallest S)", "",
-                  f"(iii) is the {evaluator} evaluator alone, called S times; (iv) and (v) "
-                  "back up every leaf of the tree of a real search (i), in order; (vi) is "
-                  "PUCT's selection, timed per descent step on that tree and scaled to the "
-                  "search's steps. The last columns compare (iv) with the full search (i) and "
-                  "project (i) with (iv) replaced by (v). The parts are timed in separate "
-                  "calls, so 'rest' carries their noise and can come out negative.", "",
-                  render_curve(results["curve"], evaluator)]
+                  f"(i) is our loop, (i') mctx's (the same tree); (iii) is the {evaluator} "
+                  "evaluator alone, called S times; (iv) and (v) back up every leaf of the "
+                  "tree of (i), in order; (vi) is PUCT's selection, timed per descent step on "
+                  "that tree and scaled to the search's steps. The parts are timed in "
+                  "separate calls, so 'rest' carries their noise and can come out negative.",
+                  "", render_curve([r for r in results["curve"] if r.batch == batch],
+                                   evaluator)]
     p = results.get("profile")
     if p:
         lines += ["", f"## Profile: {_profiled(p)}, traced with jax.profiler", "",
@@ -684,8 +649,12 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                              "(default: %(default)s)")
     parser.add_argument("--net", default="small", choices=sorted(NET_PRESETS),
                         help="ResNet preset of the network evaluator (default: %(default)s)")
-    parser.add_argument("--curve-batch", type=int, default=64,
-                        help="batch size of the cost-per-simulation curve (default: %(default)s)")
+    parser.add_argument("--loops", default=",".join(LOOPS),
+                        help="the grid's simulation loops: ours (gomoku_jax) and mctx's "
+                             "(default: %(default)s)")
+    parser.add_argument("--curve-batch", default=",".join(map(str, DEFAULT_CURVE_BATCHES)),
+                        help="batch sizes of the cost-per-simulation curve (default: "
+                             "%(default)s)")
     parser.add_argument("--curve-simulations",
                         default=",".join(map(str, DEFAULT_CURVE_SIMULATIONS)),
                         help="simulation counts of the curve (default: %(default)s)")
@@ -723,7 +692,9 @@ def main(args: argparse.Namespace) -> int:
     algorithms = _names(args.algorithms, tuple(search.ALGORITHMS), "--algorithms")
     evaluator_names = _names(args.evaluators, EVALUATORS, "--evaluators")
     parts = _names(args.parts, ("grid", "curve"), "--parts")
-    if args.repeats < 1 or args.curve_batch < 1 or not args.max_seconds_per_cell > 0:
+    loops = _names(args.loops, LOOPS, "--loops")
+    curve_batches = parse_int_list(args.curve_batch, "--curve-batch")
+    if args.repeats < 1 or min(curve_batches) < 1 or not args.max_seconds_per_cell > 0:
         raise SystemExit("error: --repeats and --curve-batch must be >= 1 and "
                          "--max-seconds-per-cell > 0")
     setup_run(args.board_size, args.cpus)
@@ -732,15 +703,17 @@ def main(args: argparse.Namespace) -> int:
           f"({describe_machine()})", flush=True)
     t0 = time.perf_counter()
     results = run_benchmark(args.board_size, batches, sims_list, algorithms, evaluator_names,
-                            args.curve_batch, curve_sims, parts, args.repeats,
+                            curve_batches, curve_sims, parts, args.repeats,
                             args.max_seconds_per_cell, args.seed, args.curve_evaluator,
-                            args.net, args.profile, log=lambda s: print(s, flush=True))
-    report = render_report(results, args.board_size, args.repeats, args.curve_batch, args.net)
+                            args.net, args.profile, log=lambda s: print(s, flush=True),
+                            loops=loops)
+    report = render_report(results, args.board_size, args.repeats, args.net)
     print("\n" + report)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
     write_report(report, args.out, args.json, {
         "machine": describe_machine(), "board_size": args.board_size, "repeats": args.repeats,
-        "net": args.net, "curve_batch": args.curve_batch, "curve_evaluator": args.curve_evaluator,
+        "net": args.net, "curve_batches": curve_batches, "loops": loops,
+        "curve_evaluator": args.curve_evaluator,
         "grid": [c.as_dict() for c in results["grid"]],
         "curve": [r.as_dict() for r in results["curve"]], "profile": results["profile"]})
     return 0

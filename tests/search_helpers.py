@@ -8,6 +8,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import mctx
 import numpy as np
 
 import gomoku_jax
@@ -117,3 +118,33 @@ def four_positions(env, kind: str, count: int, seed: int):
         states.append(state)
         answers.append(np.isin(np.arange(n * n), wins))
     return stack(states), np.stack(answers)
+
+
+def random_tree(seed: int, batch: int, num_nodes: int, num_actions: int) -> mctx.Tree:
+    """A random mctx tree: node i's parent is i-1 (half the time, for deep paths) or any
+    earlier node, random statistics everywhere (float32 values, int32 visits)."""
+    rng = np.random.default_rng(seed)
+    idx = np.arange(num_nodes)
+    chain = rng.random((batch, num_nodes)) < 0.5
+    anywhere = (rng.random((batch, num_nodes)) * np.maximum(idx, 1)).astype(np.int32)
+    parents = np.where(chain, idx - 1, anywhere).astype(np.int32)
+    parents[:, 0] = mctx.Tree.NO_PARENT
+    actions = rng.integers(0, num_actions, (batch, num_nodes)).astype(np.int32)
+    actions[:, 0] = mctx.Tree.NO_PARENT
+    edges = (batch, num_nodes, num_actions)
+
+    def f32(shape, low=-1.0, high=1.0):
+        return jnp.asarray(rng.uniform(low, high, shape), jnp.float32)
+
+    def i32(shape):
+        return jnp.asarray(rng.integers(0, 20, shape), jnp.int32)
+
+    return mctx.Tree(
+        node_visits=i32((batch, num_nodes)), raw_values=f32((batch, num_nodes)),
+        node_values=f32((batch, num_nodes)), parents=jnp.asarray(parents),
+        action_from_parent=jnp.asarray(actions),
+        children_index=jnp.full(edges, mctx.Tree.UNVISITED, jnp.int32),
+        children_prior_logits=f32(edges), children_visits=i32(edges),
+        children_rewards=f32(edges), children_discounts=f32(edges, -1.0, 0.0),
+        children_values=f32(edges), embeddings=jnp.zeros((batch, num_nodes, 3)),
+        root_invalid_actions=jnp.zeros((batch, num_actions)), extra_data=None)

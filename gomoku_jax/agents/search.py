@@ -13,6 +13,7 @@ from gomoku_jax.agents import evaluators
 from gomoku_jax.agents.base import BatchedAgent
 from gomoku_jax.games.protocol import Env
 from gomoku_jax.games.random_play import random_legal_action
+from gomoku_jax.search import loop, reuse
 from gomoku_jax.search.base import PRIOR_SHAPING, SYMMETRY_MODES, SearchAlgorithm
 from gomoku_jax.search.evaluate import evaluate, shape_prior
 from gomoku_jax.search.puct import PUCT
@@ -47,10 +48,22 @@ class SearchAgent(_EvaluatorAgent):
     """Tree search with the algorithm `search` (its class names it: PUCT, Gumbel, pure
     MCTS, ...; see `gomoku_jax.search`) and `num_simulations` simulations per move. The
     default config is PUCT at full strength (no root noise, the most visited move); self-play
-    passes its own exploration config. `info`: the search policy and the root value."""
+    passes its own exploration config. `info`: the search policy and the root value.
+
+    With `reuse_tree` the agent state is the last search's tree (`mctx.Tree`, leaves
+    [tree_capacity, ...] per game): at the next move the subtree under the node holding the
+    position on the board (two plies on: the grandchild of the move played and the reply)
+    becomes the search's tree with its statistics (`search.reuse`), or the search starts
+    fresh when the position is not in the tree or its subtree leaves no room for
+    `num_simulations` new nodes. Root noise, where the config has it, is drawn afresh on a
+    reused root. `tree_capacity` 0 means 2 x num_simulations + 1. Needs the
+    "gomoku_jax" loop. Off by default (an opt-in for play: arena, tournament, pbrain, UI).
+    """
 
     search: SearchAlgorithm = PUCT().for_play()
     num_simulations: int = 64
+    reuse_tree: bool = False
+    tree_capacity: int = 0
 
     def __post_init__(self):
         super().__post_init__()
@@ -60,14 +73,40 @@ class SearchAgent(_EvaluatorAgent):
                              f"{self.num_simulations!r}")
         if not isinstance(self.search, SearchAlgorithm):
             raise ValueError(f"search must be a search algorithm config, got {self.search!r}")
+        if self.tree_capacity and self.tree_capacity < self.num_simulations + 1:
+            raise ValueError(f"tree_capacity must be 0 (2 x num_simulations + 1) or at least "
+                             f"num_simulations + 1 = {self.num_simulations + 1}, got "
+                             f"{self.tree_capacity}")
+        if self.reuse_tree and self.search.loop != "gomoku_jax":
+            raise ValueError("reuse_tree needs the search loop 'gomoku_jax' (mctx's cannot "
+                             f"continue a tree), got loop={self.search.loop!r}")
 
     @property
     def name(self) -> str:
         return self.search.name
 
+    @property
+    def capacity(self) -> int:
+        """Nodes of the tree carried between moves."""
+        return self.tree_capacity or 2 * self.num_simulations + 1
+
+    def init(self, key):
+        """None, or with `reuse_tree` an empty tree (leaves [capacity, ...])."""
+        if not self.reuse_tree:
+            return None
+        one = jax.tree.map(lambda x: x[None], self.game.init(key))
+        return jax.tree.map(lambda x: x[0], loop.empty_tree(one, self.capacity,
+                                                            self.game.num_actions))
+
     def act_batch(self, params, agent_states, states, keys):
+        tree = None
+        if self.reuse_tree:
+            tree = reuse.continue_from(agent_states, states, self.num_simulations)
         out = self.search.search(self.game, self.evaluator_fn(), params, states, keys[0],
-                                 self.num_simulations)
+                                 self.num_simulations, tree=tree)
+        if self.reuse_tree:  # the agent state keeps init's structure and dtypes
+            agent_states = out.tree.replace(
+                extra_data=None, root_invalid_actions=out.tree.root_invalid_actions.astype(bool))
         return out.action, agent_states, {"policy": out.policy, "value": out.value}
 
 

@@ -28,6 +28,7 @@ import jax
 import mctx
 
 PRIOR_SHAPING = ("soft", "hard", "off")
+LOOPS = ("gomoku_jax", "mctx")
 SYMMETRY_MODES = ("random", "average", "none")
 
 
@@ -56,6 +57,9 @@ class SearchAlgorithm(abc.ABC):
         "average" averages over the whole group, "none" evaluates as is.
       value_discount: the value is multiplied by this per ply (seed 001: 0.8 .. 1.0).
       max_tree_bytes: the tree's memory limit (None: half of the device's memory).
+      loop: the simulation loop: "gomoku_jax" (`search/loop.py`: a path-only backward,
+        O(depth) per simulation, and it continues from a given tree) or "mctx"
+        (`mctx.search`, for comparison; the same trees, no tree reuse).
     """
 
     name: ClassVar[str] = "search"
@@ -65,8 +69,11 @@ class SearchAlgorithm(abc.ABC):
     symmetry: str = "random"
     value_discount: float = 1.0
     max_tree_bytes: Optional[int] = None
+    loop: str = "gomoku_jax"
 
     def __post_init__(self):
+        if self.loop not in LOOPS:
+            raise ValueError(f"loop must be one of {LOOPS}, got {self.loop!r}")
         if self.prior_shaping not in PRIOR_SHAPING:
             raise ValueError(f"prior_shaping must be one of {PRIOR_SHAPING}, got "
                              f"{self.prior_shaping!r}")
@@ -80,9 +87,12 @@ class SearchAlgorithm(abc.ABC):
 
     @abc.abstractmethod
     def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int) -> SearchOutput:
+               num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
         """Search from every state of the batch and choose a move for each (see the module
-        docstring). Raises ValueError at trace time when the tree would not fit."""
+        docstring). `tree`: continue from this tree (leaves [B, N, ...], N >= S + 1; its
+        root is `states` wherever its root is visited, e.g. `reuse.reroot`'s), where it
+        has room for the S new nodes; None: a fresh tree of S + 1 nodes. Raises ValueError
+        at trace time when the tree would not fit, or for a tree with `loop="mctx"`."""
 
     def for_play(self) -> "SearchAlgorithm":
         """The full-strength copy of this config: no exploration noise, greedy."""

@@ -2,7 +2,9 @@
 deterministic Full Gumbel selection), masked children excluded at every depth.
 
 Its move is the best considered action given the Gumbel noise; its policy target is the
-improved policy softmax(prior + completed Q). `for_play()` sets `gumbel_scale` to 0: the
+improved policy softmax(prior + completed Q). On a reused tree (`search/reuse.py`) the
+root's Sequential Halving runs on the visits of this search (the subtree's earlier visits
+still inform the completed Q). `for_play()` sets `gumbel_scale` to 0: the
 considered actions are then the top-k of the prior and the move is deterministic (on the
 tactical suite that plays much better than with the noise: 94% against 83% solved).
 """
@@ -11,13 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, Optional
 
 import jax
 import jax.numpy as jnp
 import mctx
 
-from gomoku_jax.search import model, selection
+from gomoku_jax.search import loop, model, selection
 from gomoku_jax.search.base import SearchAlgorithm, SearchOutput, check_tree_memory
 from gomoku_jax.search.evaluate import MASKED
 
@@ -50,25 +52,35 @@ class Gumbel(SearchAlgorithm):
         return dataclasses.replace(self, gumbel_scale=0.0, sample_plies=0)
 
     def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int) -> SearchOutput:
+               num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
         check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
         k_root, k_gumbel, k_search, k_move = jax.random.split(key, 4)
         root, allowed = model.root_output(env, evaluator, self, params, states, k_root)
         q = mctx.qtransform_completed_by_mix_value
         gumbel = self.gumbel_scale * jax.random.gumbel(k_gumbel, root.prior_logits.shape)
+        if tree is None:
+            start = jnp.zeros(root.prior_logits.shape, jnp.int32)
+            root_select, extra = mctx.gumbel_muzero_root_action_selection, \
+                mctx.GumbelMuZeroExtraData(root_gumbel=gumbel)
+        else:  # Sequential Halving counts the visits of this search only
+            start = jnp.where(loop.kept(tree, num_simulations)[:, None],
+                              tree.children_visits[:, tree.ROOT_INDEX], 0)
+            root_select, extra = selection.gumbel_root_selection, selection.ReusedGumbelData(
+                root_gumbel=gumbel, root_start_visits=start)
         tree = model.run(
             env, evaluator, self, params, root, allowed, k_search, num_simulations,
             functools.partial(selection.gumbel_interior_selection, qtransform=q),
             root_select=functools.partial(
-                mctx.gumbel_muzero_root_action_selection, num_simulations=num_simulations,
+                root_select, num_simulations=num_simulations,
                 max_num_considered_actions=self.max_num_considered_actions, qtransform=q),
-            extra_data=mctx.GumbelMuZeroExtraData(root_gumbel=gumbel))
+            extra_data=extra, tree=tree)
         summary = tree.summary()
         # The best considered action: the highest gumbel + logits + completed Q among the
         # most visited (Sequential Halving's survivors), as mctx's gumbel_muzero_policy.
         completed = jax.vmap(q, in_axes=(0, None))(tree, tree.ROOT_INDEX)
-        most = jnp.max(summary.visit_counts, axis=-1, keepdims=True)
-        scores = jnp.where(summary.visit_counts == most,
+        visits = summary.visit_counts - start  # this search's
+        most = jnp.max(visits, axis=-1, keepdims=True)
+        scores = jnp.where(visits == most,
                            gumbel + root.prior_logits + completed, -jnp.inf)
         action = jnp.argmax(jnp.where(allowed, scores, -jnp.inf), axis=-1).astype(jnp.int32)
         if self.sample_plies > 0:

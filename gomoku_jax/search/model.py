@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import mctx
 
 from gomoku_jax.games.protocol import is_over, reward_of
+from gomoku_jax.search import loop
 from gomoku_jax.search.evaluate import evaluate, shape_prior
 
 
@@ -53,13 +54,19 @@ def recurrent_fn(env, evaluator, algorithm):
 
 def run(env, evaluator, algorithm, params: Any, root: mctx.RootFnOutput, allowed: jax.Array,
         key: jax.Array, num_simulations: int, select: Callable,
-        root_select: Optional[Callable] = None, extra_data: Any = None) -> mctx.Tree:
-    """`mctx.search` over the env model: `select` picks the action below the root, and at
-    the root too unless `root_select` is given; `allowed` bool[B, A] the root's candidates.
-    Returns the tree (leaves [B, ...])."""
-    return mctx.search(params, key, root=root,
-                       recurrent_fn=recurrent_fn(env, evaluator, algorithm),
-                       root_action_selection_fn=root_select or functools.partial(select,
-                                                                                 depth=0),
-                       interior_action_selection_fn=select, num_simulations=num_simulations,
-                       invalid_actions=~allowed, extra_data=extra_data)
+        root_select: Optional[Callable] = None, extra_data: Any = None,
+        tree: Optional[mctx.Tree] = None) -> mctx.Tree:
+    """The search over the env model with `algorithm.loop` (`loop.search`, or `mctx.search`
+    for "mctx"): `select` picks the action below the root, and at the root too unless
+    `root_select` is given; `allowed` bool[B, A] the root's candidates; `tree` a tree to
+    continue from (`loop.search`'s). Returns the tree (leaves [B, ...])."""
+    kwargs = dict(root=root, recurrent_fn=recurrent_fn(env, evaluator, algorithm),
+                  root_action_selection_fn=root_select or functools.partial(select, depth=0),
+                  interior_action_selection_fn=select, num_simulations=num_simulations,
+                  invalid_actions=~allowed, extra_data=extra_data)
+    if algorithm.loop == "mctx":
+        if tree is not None:
+            raise ValueError("loop='mctx' cannot continue a search from a tree (mctx issue "
+                             "#51): use loop='gomoku_jax' for tree reuse")
+        return mctx.search(params, key, **kwargs)
+    return loop.search(params, key, tree=tree, **kwargs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, Optional
 
 import jax
 import mctx
@@ -74,7 +74,7 @@ class PUCT(VisitSampling, SearchAlgorithm):
         return dataclasses.replace(self, dirichlet_fraction=0.0, greedy=True)
 
     def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int) -> SearchOutput:
+               num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
         check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
         k_root, k_noise, k_search, k_move = jax.random.split(key, 4)
         root, allowed = model.root_output(env, evaluator, self, params, states, k_root)
@@ -87,5 +87,5 @@ class PUCT(VisitSampling, SearchAlgorithm):
                                    pb_c_base=self.pb_c_base,
                                    qtransform=qtransform(self.q_transform))
         tree = model.run(env, evaluator, self, params, root, allowed, k_search,
-                         num_simulations, select)
+                         num_simulations, select, tree=tree)
         return selection.visit_output(self, env, states, tree, k_move)

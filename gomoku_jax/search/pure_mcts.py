@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, Optional
 
 import jax
+import mctx
 
 from gomoku_jax.search import model, selection
 from gomoku_jax.search.base import (SearchAlgorithm, SearchOutput, VisitSampling,
@@ -47,11 +48,11 @@ class PureMCTS(VisitSampling, SearchAlgorithm):
         return dataclasses.replace(self, greedy=True)
 
     def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int) -> SearchOutput:
+               num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
         check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
         k_root, k_search, k_move = jax.random.split(key, 3)
         root, allowed = model.root_output(env, evaluator, self, params, states, k_root)
         select = functools.partial(selection.uct_selection, exploration=self.exploration)
         tree = model.run(env, evaluator, self, params, root, allowed, k_search,
-                         num_simulations, select)
+                         num_simulations, select, tree=tree)
         return selection.visit_output(self, env, states, tree, k_move)

@@ -12,9 +12,11 @@ Also here: the Q transforms beyond mctx's, and how a move is drawn from the visi
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 import mctx
+from mctx._src import seq_halving
 
 from gomoku_jax.search.base import SearchOutput
 from gomoku_jax.search.evaluate import MASKED
@@ -56,6 +58,34 @@ def gumbel_interior_selection(rng_key, tree: mctx.Tree, node_index, depth, *,
     probs = jax.nn.softmax(logits + qtransform(tree, node_index))
     scores = probs - visits / (1 + jnp.sum(visits))
     return masked_argmax(scores, allowed_children(tree, node_index))
+
+
+@chex.dataclass(frozen=True)
+class ReusedGumbelData:
+    """Gumbel's extra data on a reused tree: root_gumbel float32[B, A] (mctx's), and
+    root_start_visits int32[B, A], the root's child visits when this search started."""
+
+    root_gumbel: jax.Array
+    root_start_visits: jax.Array
+
+
+def gumbel_root_selection(rng_key, tree: mctx.Tree, node_index, *, num_simulations: int,
+                          max_num_considered_actions: int, qtransform) -> jax.Array:
+    """mctx's `gumbel_muzero_root_action_selection` (Gumbel top-k and Sequential Halving,
+    mctx's tables and scores) counting only the visits since `root_start_visits`
+    (`ReusedGumbelData`): on a reused root, the halving of this search's S simulations
+    starts over while the completed Q keeps every visit. Equal to mctx's when the start
+    visits are zero."""
+    del rng_key
+    visits = tree.children_visits[node_index] - tree.extra_data.root_start_visits
+    table = jnp.array(seq_halving.get_table_of_considered_visits(
+        max_num_considered_actions, num_simulations))
+    valid = jnp.sum(~tree.root_invalid_actions.astype(bool)).astype(jnp.int32)
+    considered = table[jnp.minimum(max_num_considered_actions, valid), jnp.sum(visits)]
+    scores = seq_halving.score_considered(considered, tree.extra_data.root_gumbel,
+                                          tree.children_prior_logits[node_index],
+                                          qtransform(tree, node_index), visits)
+    return jnp.argmax(jnp.where(tree.root_invalid_actions, -jnp.inf, scores)).astype(jnp.int32)
 
 
 def decisive_children(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:

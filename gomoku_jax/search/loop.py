@@ -1,0 +1,286 @@
+"""Our simulation loop on mctx's data structures: a drop-in for `mctx.search` whose every
+simulation costs O(depth·B + B·A), and which can continue from a tree it is given.
+
+    tree = loop.search(params, key, root=root, recurrent_fn=fn,
+                       root_action_selection_fn=..., interior_action_selection_fn=...,
+                       num_simulations=S, invalid_actions=mask, extra_data=..., tree=None)
+
+Same arguments, same `mctx.Tree`, the same selection and Q-transform functions (mctx's or
+ours, `(key, tree, node, depth) -> action` on one board's tree), the same key splitting and
+the same simulate / expand / backward semantics as `mctx.search`: with `tree=None` the result
+is mctx's tree (tests/search/test_loop.py). What differs is how each step touches memory:
+
+- **backward** (`path_backward`): mctx vmaps a per-board `while_loop` that carries the whole
+  tree; under vmap the batched predicate turns every step into a select over the whole
+  carried [B, N, A] arrays (O(d·B·N·A) per simulation). Here the loop runs over the batch
+  with one scalar predicate ("some board is not at the root yet") and gathers / scatters B
+  entries per step, in place: O(d·B).
+- **selection**: the root step is peeled off (mctx's switching wrapper is a `lax.cond` that,
+  vmapped, computes both the root and the interior selection at every depth), and the
+  descent is a batched loop whose carry is B scalars; the tree is read, never carried.
+- **expand**: gathers the parents' states and scatters one node per board (O(B·A)).
+
+**Capacity.** The tree has `capacity` nodes (the given tree's N, else S + 1) and a board's
+nodes are used from index 0 on, each expanded node with `node_visits >= 1`: the next free
+node of a board is the number of its nodes with a visit. A search of S simulations on a
+board whose tree uses U nodes needs U + S <= capacity: a board whose given tree is empty
+(root unvisited) or too big for S more nodes starts fresh (its tree is reset); the others
+continue with their statistics (subtree reuse, `search/reuse.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import jax
+import jax.numpy as jnp
+import mctx
+
+Tree = mctx.Tree
+
+
+def empty_tree(embedding: Any, capacity: int, num_actions: int,
+               dtype=jnp.float32) -> mctx.Tree:
+    """A tree of `capacity` unused nodes for a batch of boards: every node unvisited
+    (`node_visits` 0), no parents or children (-1), zero statistics and embeddings.
+
+    Args:
+      embedding: a batch of root embeddings (leaves [B, ...]), for the shapes and dtypes.
+      capacity: N, the nodes per board. num_actions: A. dtype: of values and logits.
+    Returns:
+      mctx.Tree with leaves [B, N, ...]; root_invalid_actions bool[B, A] all False;
+      extra_data None.
+    """
+    batch = jax.tree.leaves(embedding)[0].shape[0]
+    nodes, edges = (batch, capacity), (batch, capacity, num_actions)
+    return Tree(
+        node_visits=jnp.zeros(nodes, jnp.int32), raw_values=jnp.zeros(nodes, dtype),
+        node_values=jnp.zeros(nodes, dtype),
+        parents=jnp.full(nodes, Tree.NO_PARENT, jnp.int32),
+        action_from_parent=jnp.full(nodes, Tree.NO_PARENT, jnp.int32),
+        children_index=jnp.full(edges, Tree.UNVISITED, jnp.int32),
+        children_prior_logits=jnp.zeros(edges, dtype), children_visits=jnp.zeros(edges, jnp.int32),
+        children_rewards=jnp.zeros(edges, dtype), children_discounts=jnp.zeros(edges, dtype),
+        children_values=jnp.zeros(edges, dtype),
+        embeddings=jax.tree.map(lambda x: jnp.zeros((batch, capacity) + x.shape[1:], x.dtype),
+                                embedding),
+        root_invalid_actions=jnp.zeros((batch, num_actions), bool), extra_data=None)
+
+
+def used_nodes(tree: mctx.Tree) -> jax.Array:
+    """int32[B]: the nodes each board's tree uses (expanded nodes have a visit)."""
+    return jnp.sum(tree.node_visits > 0, axis=-1).astype(jnp.int32)
+
+
+def kept(tree: mctx.Tree, num_simulations: int) -> jax.Array:
+    """bool[B]: the boards whose tree a search of `num_simulations` continues (a visited
+    root and room for the new nodes); the others start fresh."""
+    return ((tree.node_visits[:, Tree.ROOT_INDEX] > 0)
+            & (used_nodes(tree) + num_simulations <= tree.node_visits.shape[1]))
+
+
+def _rows_where(keep: jax.Array, new: Any, old: Any) -> Any:
+    """Per board (leading axis), `new` where keep[b] else `old`, leaf by leaf."""
+    return jax.tree.map(
+        lambda n, o: jnp.where(keep.reshape(keep.shape + (1,) * (n.ndim - 1)), n, o), new, old)
+
+
+def set_root(tree: mctx.Tree, root: mctx.RootFnOutput, num_simulations: int,
+             invalid_actions: jax.Array, extra_data: Any) -> tuple[mctx.Tree, jax.Array]:
+    """(the tree ready for `num_simulations` more simulations, its used nodes int32[B]).
+
+    A board whose tree has a visited root and room for the simulations keeps its tree and
+    statistics; its root gets `root.prior_logits` (so root noise is drawn afresh) and
+    `root.embedding`. Any other board starts fresh, as `mctx.search` does: an empty tree
+    whose root has one visit, `root.value` and `root.prior_logits`."""
+    rows = jnp.arange(tree.node_visits.shape[0])
+    capacity = tree.node_visits.shape[1]
+    used, keep = used_nodes(tree), kept(tree, num_simulations)
+    fresh = empty_tree(root.embedding, capacity, tree.num_actions, tree.node_values.dtype)
+    fresh = fresh.replace(
+        node_visits=fresh.node_visits.at[:, Tree.ROOT_INDEX].set(1),
+        raw_values=fresh.raw_values.at[:, Tree.ROOT_INDEX].set(root.value),
+        node_values=fresh.node_values.at[:, Tree.ROOT_INDEX].set(root.value))
+    tree = _rows_where(keep, tree.replace(root_invalid_actions=fresh.root_invalid_actions,
+                                         extra_data=None), fresh)
+    tree = tree.replace(
+        children_prior_logits=tree.children_prior_logits.at[rows, Tree.ROOT_INDEX].set(
+            root.prior_logits.astype(tree.children_prior_logits.dtype)),
+        embeddings=jax.tree.map(lambda t, e: t.at[rows, Tree.ROOT_INDEX].set(e),
+                                tree.embeddings, root.embedding),
+        root_invalid_actions=invalid_actions, extra_data=extra_data)
+    return tree, jnp.where(keep, used, 1)
+
+
+def simulate(keys: jax.Array, tree: mctx.Tree, root_select: Callable,
+             interior_select: Callable, max_depth: int) -> tuple[jax.Array, jax.Array]:
+    """Descend every board from the root until an unvisited action or `max_depth`.
+
+    mctx's `simulate` for the batch: each board splits its key at each step and calls
+    `root_select(key, tree, node)` at the root, `interior_select(key, tree, node, depth)`
+    below (both on one board's tree, vmapped here). The loop runs while some board is still
+    descending; its carry is B scalars of each kind.
+
+    Args:
+      keys: [B] keys, one per board. max_depth: edges from the root to a leaf, at most.
+    Returns:
+      (parent int32[B], action int32[B]): the node reached and the action to expand there
+      (already visited when the depth cut-off stopped the descent).
+    """
+    batch = keys.shape[0]
+    rows = jnp.arange(batch)
+    split = jax.vmap(jax.random.split)(keys)
+    keys, k_select = split[:, 0], split[:, 1]
+    node = jnp.full((batch,), Tree.ROOT_INDEX, jnp.int32)
+    action = jax.vmap(root_select)(k_select, tree, node).astype(jnp.int32)
+    child = tree.children_index[rows, node, action]
+    depth = jnp.ones((batch,), jnp.int32)
+    going = (child != Tree.UNVISITED) & (depth < max_depth)
+
+    def step(carry):
+        keys, node, action, child, depth, going = carry
+        split = jax.vmap(jax.random.split)(keys)
+        new_node = jnp.where(going, child, node)
+        new_action = jax.vmap(interior_select)(split[:, 1], tree, new_node,
+                                               depth).astype(jnp.int32)
+        new_child = tree.children_index[rows, new_node, new_action]
+        new_depth = depth + 1
+        carry = (split[:, 0], new_node, new_action, new_child, new_depth,
+                 (new_child != Tree.UNVISITED) & (new_depth < max_depth))
+        old = (keys, node, action, child, depth, going)
+        return tuple(jnp.where(going, n, o) for n, o in zip(carry, old))
+
+    carry = (keys, node, action, child, depth, going)
+    _, node, action, _, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[-1]), step, carry)
+    return node, action
+
+
+def expand(params: Any, key: jax.Array, tree: mctx.Tree, recurrent_fn: Callable,
+           parent: jax.Array, action: jax.Array, child: jax.Array) -> mctx.Tree:
+    """Evaluate `recurrent_fn` on the parents' states and the actions (the whole batch in
+    one call, as mctx) and write node `child` of every board: its prior logits, values,
+    one more visit, state, parent and the edge's reward and discount (mctx's `expand`).
+
+    Args:
+      parent, action, child: int32[B]; `child` may be an existing node (max_depth).
+    """
+    rows = jnp.arange(parent.shape[0])
+    embedding = jax.tree.map(lambda x: x[rows, parent], tree.embeddings)
+    out, embedding = recurrent_fn(params, key, action, embedding)
+    return tree.replace(
+        children_prior_logits=tree.children_prior_logits.at[rows, child].set(out.prior_logits),
+        raw_values=tree.raw_values.at[rows, child].set(out.value),
+        node_values=tree.node_values.at[rows, child].set(out.value),
+        node_visits=tree.node_visits.at[rows, child].add(1),
+        embeddings=jax.tree.map(lambda t, e: t.at[rows, child].set(e), tree.embeddings,
+                                embedding),
+        children_index=tree.children_index.at[rows, parent, action].set(child),
+        children_rewards=tree.children_rewards.at[rows, parent, action].set(out.reward),
+        children_discounts=tree.children_discounts.at[rows, parent, action].set(out.discount),
+        parents=tree.parents.at[rows, child].set(parent),
+        action_from_parent=tree.action_from_parent.at[rows, child].set(action))
+
+
+def path_backward(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
+    """mctx's backward pass (the same updates, the same result), touching only the path.
+
+    From each board's leaf up to the root: the leaf value is discounted back
+    (`v <- r(parent, a) + discount(parent, a) * v`), each parent's node value becomes the
+    running mean `(value * visits + v) / (visits + 1)` and its visit count grows by one, and
+    the edge (parent, a) gets the child's (already updated) node value and one more visit.
+
+    The loop is written over the batch, not vmapped: its predicate "some board is not at
+    the root yet" is one scalar, so a step gathers and scatters B entries in place
+    (finished boards write out of range, dropped). The four written arrays ride in the
+    loop's carry, but XLA updates loop-carried buffers in place, so a step touches O(B)
+    entries. mctx vmaps a per-board while_loop, and vmap turns the batched predicate into
+    a copy and select of the whole carried arrays every step: O(B * N * A).
+
+    Args:
+      tree: an mctx.Tree with batch B, N nodes, A actions.
+      leaf_index: int[B], the node to back up from on each board (the root: no change).
+    Returns:
+      the tree with node_values, node_visits, children_values, children_visits updated.
+    """
+    batch, num_nodes = tree.node_values.shape
+    rows = jnp.arange(batch)
+    root = Tree.ROOT_INDEX
+
+    def step(carry):
+        node, value, node_values, node_visits, children_values, children_visits = carry
+        live = node != root
+        parent = jnp.where(live, tree.parents[rows, node], root)
+        action = jnp.where(live, tree.action_from_parent[rows, node], 0)
+        value = jnp.where(live, tree.children_rewards[rows, parent, action]
+                          + tree.children_discounts[rows, parent, action] * value, value)
+        visits = node_visits[rows, parent]
+        parent_value = (node_values[rows, parent] * visits + value) / (visits + 1.0)
+        child_value = node_values[rows, node]
+        edge_visits = children_visits[rows, parent, action] + 1
+        write = jnp.where(live, parent, num_nodes)  # out of range: dropped
+        return (parent, value,
+                node_values.at[rows, write].set(parent_value, mode="drop"),
+                node_visits.at[rows, write].set(visits + 1, mode="drop"),
+                children_values.at[rows, write, action].set(child_value, mode="drop"),
+                children_visits.at[rows, write, action].set(edge_visits, mode="drop"))
+
+    leaf = leaf_index.astype(jnp.int32)
+    carry = (leaf, tree.node_values[rows, leaf], tree.node_values, tree.node_visits,
+             tree.children_values, tree.children_visits)
+    carry = jax.lax.while_loop(lambda c: jnp.any(c[0] != root), step, carry)
+    return tree.replace(node_values=carry[2], node_visits=carry[3], children_values=carry[4],
+                        children_visits=carry[5])
+
+
+def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurrent_fn: Callable,
+           root_action_selection_fn: Callable, interior_action_selection_fn: Callable,
+           num_simulations: int, max_depth: Optional[int] = None,
+           invalid_actions: Optional[jax.Array] = None, extra_data: Any = None,
+           tree: Optional[mctx.Tree] = None, loop_fn: Any = None) -> mctx.Tree:
+    """`mctx.search` with a path-only backward, continuing from `tree` where it can.
+
+    Args (as `mctx.search`'s, plus `tree`):
+      root: RootFnOutput (prior_logits [B, A], value [B], embedding leaves [B, ...]).
+      recurrent_fn: (params, key, action int32[B], embedding) -> (RecurrentFnOutput, embedding).
+      root_action_selection_fn: (key, tree, node) -> action, on one board's tree.
+      interior_action_selection_fn: (key, tree, node, depth) -> action, on one board's tree.
+      num_simulations: S (static). max_depth: default capacity - 1 (mctx: S).
+      invalid_actions: [B, A], 1/True = invalid at the root (default none).
+      tree: None (a fresh tree of S + 1 nodes, exactly mctx's) or a tree of N >= S + 1
+        nodes whose root is `root`'s state on the boards where it is visited; those boards
+        keep their statistics when U + S <= N (U their used nodes), the others start fresh
+        (see the module docstring). Its root's prior becomes `root.prior_logits`.
+      loop_fn: accepted for mctx's signature (its policies pass it) and ignored: the loop
+        is a `lax.fori_loop`.
+    Returns:
+      mctx.Tree (leaves [B, N, ...]); a fresh search's nodes are its simulations in order.
+    Raises:
+      ValueError: a given tree with fewer than S + 1 nodes.
+    """
+    del loop_fn
+    batch, num_actions = root.prior_logits.shape
+    if invalid_actions is None:
+        invalid_actions = jnp.zeros_like(root.prior_logits)
+    if tree is None:
+        tree = empty_tree(root.embedding, num_simulations + 1, num_actions,
+                          root.value.dtype)
+    capacity = tree.node_visits.shape[1]
+    if capacity < num_simulations + 1:
+        raise ValueError(f"a tree of {capacity} nodes cannot hold {num_simulations} "
+                         f"simulations (it needs at least {num_simulations + 1})")
+    tree, used = set_root(tree, root, num_simulations, invalid_actions, extra_data)
+    max_depth = capacity - 1 if max_depth is None else max_depth
+    rows = jnp.arange(batch)
+
+    def body(sim, carry):
+        key, tree = carry
+        key, k_simulate, k_expand = jax.random.split(key, 3)
+        parent, action = simulate(jax.random.split(k_simulate, batch), tree,
+                                  root_action_selection_fn, interior_action_selection_fn,
+                                  max_depth)
+        child = tree.children_index[rows, parent, action]
+        child = jnp.where(child == Tree.UNVISITED, used + sim, child)
+        tree = expand(params, k_expand, tree, recurrent_fn, parent, action, child)
+        return key, path_backward(tree, child)
+
+    return jax.lax.fori_loop(0, num_simulations, body, (rng_key, tree))[1]
