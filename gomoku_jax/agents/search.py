@@ -77,6 +77,9 @@ class SearchAgent(_EvaluatorAgent):
             raise ValueError(f"tree_capacity must be 0 (2 x num_simulations + 1) or at least "
                              f"num_simulations + 1 = {self.num_simulations + 1}, got "
                              f"{self.tree_capacity}")
+        if self.num_simulations % self.search.leaves_per_step:
+            raise ValueError(f"num_simulations ({self.num_simulations}) must be a multiple of "
+                             f"the search's leaves_per_step ({self.search.leaves_per_step})")
         if self.reuse_tree and self.search.loop != "gomoku_jax":
             raise ValueError("reuse_tree needs the search loop 'gomoku_jax' (mctx's cannot "
                              f"continue a tree), got loop={self.search.loop!r}")

@@ -60,6 +60,15 @@ class SearchAlgorithm(abc.ABC):
       loop: the simulation loop: "gomoku_jax" (`search/loop.py`: a path-only backward,
         O(depth) per simulation, and it continues from a given tree) or "mctx"
         (`mctx.search`, for comparison; the same trees, no tree reuse).
+      leaves_per_step: W, leaf parallelism (for play at batch 1): each step of the loop
+        descends W times per board with a virtual loss and evaluates the W leaves in one
+        batched evaluator call (B·W rows), so a search of S simulations makes S / W calls
+        (S must be a multiple of W). Descents of a step that end on the same unvisited edge
+        are dropped (fewer nodes and root visits than S). 1: one leaf per call, the loop
+        as `mctx.search`. Needs loop "gomoku_jax"; Gumbel refuses W > 1.
+      virtual_loss: the virtual visits (each a loss for the edge's chooser) a descent puts
+        on its path for the later descents of its step (`loop.apply_virtual_loss`); 0 for
+        none. Used only when `leaves_per_step` > 1.
     """
 
     name: ClassVar[str] = "search"
@@ -70,10 +79,22 @@ class SearchAlgorithm(abc.ABC):
     value_discount: float = 1.0
     max_tree_bytes: Optional[int] = None
     loop: str = "gomoku_jax"
+    leaves_per_step: int = 1
+    virtual_loss: int = 1
 
     def __post_init__(self):
         if self.loop not in LOOPS:
             raise ValueError(f"loop must be one of {LOOPS}, got {self.loop!r}")
+        for name in ("leaves_per_step", "virtual_loss"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) \
+                    or value < (1 if name == "leaves_per_step" else 0):
+                raise ValueError(f"{name} must be an int >= "
+                                 f"{1 if name == 'leaves_per_step' else 0}, got {value!r}")
+        if self.leaves_per_step > 1 and self.loop != "gomoku_jax":
+            raise ValueError(f"leaves_per_step > 1 (leaf parallelism) needs loop='gomoku_jax', "
+                             f"got loop={self.loop!r} with leaves_per_step="
+                             f"{self.leaves_per_step}")
         if self.prior_shaping not in PRIOR_SHAPING:
             raise ValueError(f"prior_shaping must be one of {PRIOR_SHAPING}, got "
                              f"{self.prior_shaping!r}")

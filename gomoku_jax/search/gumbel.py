@@ -33,6 +33,8 @@ class Gumbel(SearchAlgorithm):
       gumbel_scale: the scale of the root's Gumbel noise (0: top-k of the prior).
       sample_plies: for the first `sample_plies` moves of a game, sample the move from the
         root's visit distribution instead (more varied self-play openings).
+    `leaves_per_step` must be 1 (ValueError otherwise): Sequential Halving at the root
+    schedules one visit per simulation.
     """
 
     name = "gumbel"
@@ -47,6 +49,11 @@ class Gumbel(SearchAlgorithm):
             raise ValueError("max_num_considered_actions must be >= 1 and sample_plies >= 0")
         if self.gumbel_scale < 0:
             raise ValueError(f"gumbel_scale must be >= 0, got {self.gumbel_scale!r}")
+        if self.leaves_per_step != 1:
+            raise ValueError(
+                f"Gumbel search takes leaves_per_step=1 only, got {self.leaves_per_step}: its "
+                "root's Sequential Halving schedules one visit per simulation, which the "
+                "descents of a leaf-parallel step (virtual visits, dropped collisions) break")
 
     def for_play(self) -> "Gumbel":
         return dataclasses.replace(self, gumbel_scale=0.0, sample_plies=0)

@@ -26,6 +26,19 @@ node of a board is the number of its nodes with a visit. A search of S simulatio
 board whose tree uses U nodes needs U + S <= capacity: a board whose given tree is empty
 (root unvisited) or too big for S more nodes starts fresh (its tree is reset); the others
 continue with their statistics (subtree reuse, `search/reuse.py`).
+
+**Leaf parallelism** (`leaves_per_step` W > 1, for play at batch 1): each of the S / W
+steps descends W times per board, each descent on the tree with the *virtual losses* of the
+step's earlier descents applied (`apply_virtual_loss`: along the path, `virtual_loss` more
+visits on every node and edge, and each edge's Q moved toward a loss, -1, for the player
+who chose it), so the W descents spread over different leaves; the W leaves of all boards
+are then evaluated by ONE `recurrent_fn` call on B·W rows, written at the next free nodes
+and backed up one after the other (`path_backward`). The virtual losses live in a scratch
+copy of the statistics that is dropped after the descents: the tree's statistics never
+hold them. A descent that ends on the same (parent, action) edge as an earlier descent of
+its step (a collision) is dropped: no node, no backup, so the root gets 1 + (backed-up
+descents) <= 1 + S visits and the tree may use fewer than S + 1 nodes. S must be a
+multiple of W. W = 1 is the loop above, unchanged.
 """
 
 from __future__ import annotations
@@ -232,11 +245,145 @@ def path_backward(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
                         children_visits=carry[5])
 
 
+def apply_virtual_loss(tree: mctx.Tree, parent: jax.Array, action: jax.Array,
+                       virtual_loss: int) -> mctx.Tree:
+    """The tree with a virtual loss on each board's path from the root to the edge
+    (parent, action) (the leaf edge `simulate` returned).
+
+    On every edge (n, a) of the path: `virtual_loss` more visits on the edge and on node n
+    (so a node's child visits still sum to its visits - 1), and the edge's Q, as selection
+    reads it (`qvalues` = children_rewards + children_discounts * children_values), moved to
+    the mean of its n visits and `virtual_loss` losses (-1) for n's mover: the edge's
+    reward is set to `Q' - discount * value`. Writing the reward (not the value) makes the
+    loss felt on an unvisited edge (discount still 0) and on an edge that ended the game
+    (discount 0) alike. node_values, raw_values and children_values are untouched.
+
+    Only for the descents of one step: the result is scratch, never backed up into.
+
+    Args:
+      parent, action: int32[B], the leaf edge of each board. virtual_loss: V >= 0 (static).
+    Returns:
+      the tree with node_visits, children_visits and children_rewards changed on the paths.
+    """
+    if virtual_loss == 0:
+        return tree
+    batch, num_nodes = tree.node_visits.shape
+    rows = jnp.arange(batch)
+    root = Tree.ROOT_INDEX
+    loss = jnp.asarray(-1.0, tree.children_rewards.dtype)
+
+    def step(carry):
+        node, action, live, node_visits, children_visits, children_rewards = carry
+        n = children_visits[rows, node, action]
+        reward = children_rewards[rows, node, action]
+        discount = tree.children_discounts[rows, node, action]
+        value = tree.children_values[rows, node, action]
+        q = reward + discount * value
+        q_loss = (q * n + loss * virtual_loss) / (n + virtual_loss)
+        write = jnp.where(live, node, num_nodes)  # out of range: dropped
+        node_visits = node_visits.at[rows, write].add(virtual_loss, mode="drop")
+        children_visits = children_visits.at[rows, write, action].add(virtual_loss,
+                                                                      mode="drop")
+        children_rewards = children_rewards.at[rows, write, action].set(
+            (q_loss - discount * value).astype(children_rewards.dtype), mode="drop")
+        up = live & (node != root)
+        return (jnp.where(up, tree.parents[rows, node], root),
+                jnp.where(up, tree.action_from_parent[rows, node], 0), up,
+                node_visits, children_visits, children_rewards)
+
+    carry = (parent.astype(jnp.int32), action.astype(jnp.int32),
+             jnp.ones((batch,), bool), tree.node_visits, tree.children_visits,
+             tree.children_rewards)
+    carry = jax.lax.while_loop(lambda c: jnp.any(c[2]), step, carry)
+    return tree.replace(node_visits=carry[3], children_visits=carry[4],
+                        children_rewards=carry[5])
+
+
+def first_of_edge(parent: jax.Array, action: jax.Array) -> jax.Array:
+    """bool[W, B]: descent j of board b is the first of the step to reach its edge
+    (parent[j, b], action[j, b]); the later ones are collisions."""
+    same = (parent[:, None] == parent[None, :]) & (action[:, None] == action[None, :])
+    earlier = jnp.tril(jnp.ones(parent.shape[:1] * 2, bool), k=-1)  # [j, i]: i < j
+    return ~jnp.any(same & earlier[:, :, None], axis=1)
+
+
+def expand_many(params: Any, key: jax.Array, tree: mctx.Tree, recurrent_fn: Callable,
+                parent: jax.Array, action: jax.Array, child: jax.Array,
+                write: jax.Array) -> mctx.Tree:
+    """`expand` of W leaves per board with one `recurrent_fn` call on W·B rows (row
+    j·B + b is descent j of board b): every row is evaluated, only the rows with `write`
+    are written (distinct edges, so distinct children).
+
+    Args:
+      parent, action, child: int32[W, B]; write: bool[W, B].
+    """
+    width, batch = parent.shape
+    rows = jnp.broadcast_to(jnp.arange(batch), (width, batch)).reshape(-1)
+    parent, action = parent.reshape(-1), action.reshape(-1)
+    child = jnp.where(write, child, tree.node_visits.shape[1]).reshape(-1)  # dropped
+    edge_parent = jnp.where(write.reshape(-1), parent, tree.node_visits.shape[1])
+    embedding = jax.tree.map(lambda x: x[rows, parent], tree.embeddings)
+    out, embedding = recurrent_fn(params, key, action, embedding)
+
+    def node_set(x, v):
+        return x.at[rows, child].set(v.astype(x.dtype), mode="drop")
+
+    def edge_set(x, v):
+        return x.at[rows, edge_parent, action].set(v.astype(x.dtype), mode="drop")
+
+    return tree.replace(
+        children_prior_logits=node_set(tree.children_prior_logits, out.prior_logits),
+        raw_values=node_set(tree.raw_values, out.value),
+        node_values=node_set(tree.node_values, out.value),
+        node_visits=tree.node_visits.at[rows, child].add(1, mode="drop"),
+        embeddings=jax.tree.map(node_set, tree.embeddings, embedding),
+        children_index=edge_set(tree.children_index, child),
+        children_rewards=edge_set(tree.children_rewards, out.reward),
+        children_discounts=edge_set(tree.children_discounts, out.discount),
+        parents=node_set(tree.parents, parent),
+        action_from_parent=node_set(tree.action_from_parent, action))
+
+
+def _parallel_body(params: Any, recurrent_fn: Callable, root_select: Callable,
+                   interior_select: Callable, max_depth: int, width: int,
+                   virtual_loss: int) -> Callable:
+    """The loop body of one leaf-parallel step: (step, (key, tree, next free node int32[B]))
+    -> the same, with up to W new nodes per board."""
+
+    def body(_, carry):
+        key, tree, free = carry
+        batch = free.shape[0]
+        rows = jnp.arange(batch)
+        key, k_simulate, k_expand = jax.random.split(key, 3)
+        keys = jax.random.split(k_simulate, width * batch).reshape(width, batch)
+
+        def descend(j, c):
+            scratch, parents, actions = c
+            parent, action = simulate(keys[j], scratch, root_select, interior_select,
+                                      max_depth)
+            scratch = apply_virtual_loss(scratch, parent, action, virtual_loss)
+            return scratch, parents.at[j].set(parent), actions.at[j].set(action)
+
+        empty = jnp.zeros((width, batch), jnp.int32)
+        _, parent, action = jax.lax.fori_loop(0, width, descend, (tree, empty, empty))
+        first = first_of_edge(parent, action)
+        existing = tree.children_index[rows[None], parent, action]
+        new = first & (existing == Tree.UNVISITED)
+        child = jnp.where(new, free + jnp.cumsum(new, axis=0) - 1, existing)
+        tree = expand_many(params, k_expand, tree, recurrent_fn, parent, action, child, first)
+        leaf = jnp.where(first, child, Tree.ROOT_INDEX)  # the root: no backup
+        tree = jax.lax.fori_loop(0, width, lambda j, t: path_backward(t, leaf[j]), tree)
+        return key, tree, free + jnp.sum(new, axis=0).astype(jnp.int32)
+
+    return body
+
+
 def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurrent_fn: Callable,
            root_action_selection_fn: Callable, interior_action_selection_fn: Callable,
            num_simulations: int, max_depth: Optional[int] = None,
            invalid_actions: Optional[jax.Array] = None, extra_data: Any = None,
-           tree: Optional[mctx.Tree] = None, loop_fn: Any = None) -> mctx.Tree:
+           tree: Optional[mctx.Tree] = None, loop_fn: Any = None, leaves_per_step: int = 1,
+           virtual_loss: int = 1) -> mctx.Tree:
     """`mctx.search` with a path-only backward, continuing from `tree` where it can.
 
     Args (as `mctx.search`'s, plus `tree`):
@@ -252,12 +399,28 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
         (see the module docstring). Its root's prior becomes `root.prior_logits`.
       loop_fn: accepted for mctx's signature (its policies pass it) and ignored: the loop
         is a `lax.fori_loop`.
+      leaves_per_step: W (static), the leaves evaluated per board by one `recurrent_fn`
+        call (leaf parallelism, see the module docstring); 1: the loop as `mctx.search`.
+      virtual_loss: V >= 0 (static), the virtual visits (each a loss) a descent puts on its
+        path for the step's later descents (`apply_virtual_loss`); 0: none (all descents
+        of a step see the same tree, for comparison). Unused when W = 1.
     Returns:
-      mctx.Tree (leaves [B, N, ...]); a fresh search's nodes are its simulations in order.
+      mctx.Tree (leaves [B, N, ...]); a fresh search's nodes are its simulations in order
+      (with W > 1: in the order of the steps, and of the descents within a step).
     Raises:
-      ValueError: a given tree with fewer than S + 1 nodes.
+      ValueError: a given tree with fewer than S + 1 nodes; W < 1, S not a multiple of W,
+        or V < 0.
     """
     del loop_fn
+    if isinstance(leaves_per_step, bool) or not isinstance(leaves_per_step, int) \
+            or leaves_per_step < 1:
+        raise ValueError(f"leaves_per_step must be an int >= 1, got {leaves_per_step!r}")
+    if num_simulations % leaves_per_step:
+        raise ValueError(f"num_simulations ({num_simulations}) must be a multiple of "
+                         f"leaves_per_step ({leaves_per_step}): the search runs "
+                         f"num_simulations / leaves_per_step steps of leaves_per_step leaves")
+    if isinstance(virtual_loss, bool) or not isinstance(virtual_loss, int) or virtual_loss < 0:
+        raise ValueError(f"virtual_loss must be an int >= 0, got {virtual_loss!r}")
     batch, num_actions = root.prior_logits.shape
     if invalid_actions is None:
         invalid_actions = jnp.zeros_like(root.prior_logits)
@@ -271,6 +434,12 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
     tree, used = set_root(tree, root, num_simulations, invalid_actions, extra_data)
     max_depth = capacity - 1 if max_depth is None else max_depth
     rows = jnp.arange(batch)
+    if leaves_per_step > 1:
+        body = _parallel_body(params, recurrent_fn, root_action_selection_fn,
+                              interior_action_selection_fn, max_depth, leaves_per_step,
+                              virtual_loss)
+        return jax.lax.fori_loop(0, num_simulations // leaves_per_step, body,
+                                 (rng_key, tree, used))[1]
 
     def body(sim, carry):
         key, tree = carry

@@ -59,7 +59,8 @@ def run(env, evaluator, algorithm, params: Any, root: mctx.RootFnOutput, allowed
     """The search over the env model with `algorithm.loop` (`loop.search`, or `mctx.search`
     for "mctx"): `select` picks the action below the root, and at the root too unless
     `root_select` is given; `allowed` bool[B, A] the root's candidates; `tree` a tree to
-    continue from (`loop.search`'s). Returns the tree (leaves [B, ...])."""
+    continue from (`loop.search`'s); `algorithm.leaves_per_step` and `virtual_loss` go to
+    `loop.search` (leaf parallelism). Returns the tree (leaves [B, ...])."""
     kwargs = dict(root=root, recurrent_fn=recurrent_fn(env, evaluator, algorithm),
                   root_action_selection_fn=root_select or functools.partial(select, depth=0),
                   interior_action_selection_fn=select, num_simulations=num_simulations,
@@ -68,5 +69,9 @@ def run(env, evaluator, algorithm, params: Any, root: mctx.RootFnOutput, allowed
         if tree is not None:
             raise ValueError("loop='mctx' cannot continue a search from a tree (mctx issue "
                              "#51): use loop='gomoku_jax' for tree reuse")
+        if algorithm.leaves_per_step != 1:
+            raise ValueError("loop='mctx' evaluates one leaf per simulation: leaves_per_step="
+                             f"{algorithm.leaves_per_step} needs loop='gomoku_jax'")
         return mctx.search(params, key, **kwargs)
-    return loop.search(params, key, tree=tree, **kwargs)
+    return loop.search(params, key, tree=tree, leaves_per_step=algorithm.leaves_per_step,
+                       virtual_loss=algorithm.virtual_loss, **kwargs)

@@ -1,0 +1,41 @@
+"""experiments/leaf_parallel.py: the smallest configuration runs end to end (both parts:
+the speed table with W = 1 and 2, and the tactical suite at equal time per move), with the
+tables and JSON it promises. No timed asserts."""
+
+import json
+
+import pytest
+
+from experiment_scripts import load_script
+
+lp = load_script("leaf_parallel")
+
+
+def test_smallest_run_end_to_end(tmp_path, capsys):
+    out, js = tmp_path / "leaf.md", tmp_path / "leaf.json"
+    args = lp.build_parser().parse_args(
+        ["--board-size", "9", "--leaves", "1,2", "--simulations", "4",
+         "--evaluators", "heuristic", "--repeats", "1", "--max-seconds-per-cell", "1e-9",
+         "--ms-per-move", "1e-6", "--generate", "1", "--max-puzzles", "3",
+         "--tactics-batch", "3", "--out", str(out), "--json", str(js)])
+    assert lp.main(args) == 0
+    report = out.read_text()
+    assert report.strip() in capsys.readouterr().out
+    assert "| evaluator | W | simulations | nodes | ms/move | sims/s (wall) |" in report
+    assert "| heuristic | 1 | 4 | 5/5 |" in report and "1.00x" in report
+    assert "| heuristic | 2 | 4 |" in report
+    assert "| W | simulations | ms/move (batch 1) | solved | rate |" in report
+    # at (almost) no time per move each W gets its minimum: W simulations
+    assert "| 1 | 1 |" in report and "| 2 | 2 |" in report
+    data = json.loads(js.read_text())
+    assert [r["leaves"] for r in data["speed"]] == [1, 2]
+    assert all(r["per_wall_s"] > 0 and r["nodes"] <= r["simulations"] + 1
+               for r in data["speed"])
+    assert [(r["leaves"], r["total"]) for r in data["tactics"]["results"]] == [(1, 3), (2, 3)]
+
+
+def test_bad_flags_are_refused():
+    with pytest.raises(SystemExit, match="needs heuristic"):
+        lp.main(lp.build_parser().parse_args(["--evaluators", "network"]))
+    with pytest.raises(SystemExit, match="--leaves takes"):
+        lp.main(lp.build_parser().parse_args(["--leaves", "0"]))
