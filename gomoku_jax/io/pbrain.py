@@ -316,7 +316,7 @@ class PbrainEngine:
         self.board[y, x] = EMPTY
         if self._last[owner] == y * self.size + x:
             self._last[owner] = None
-        self._agent_state = self.agent.init(self._next_key())
+        self._agent_state = self._new_agent_state()
         return ["OK"]
 
     def _info(self, arg: str) -> list[str]:
@@ -398,7 +398,7 @@ class PbrainEngine:
     def _done(self) -> list[str]:
         pending, self._pending = self._pending, None
         self.board, self._last = pending.board, pending.last
-        self._agent_state = self.agent.init(self._next_key())
+        self._agent_state = self._new_agent_state()
         try:
             return self._play()
         except ProtocolError as e:
@@ -503,10 +503,16 @@ class PbrainEngine:
         self._draws += 1
         return jax.random.fold_in(self._base_key, self._draws)
 
+    def _new_agent_state(self) -> Any:
+        """The agent's state for a new game, from the agent bound to the current board (a
+        search that reuses its tree sizes it by the game)."""
+        agent = self.agent if self.env is None else self.agent.bind(self.env)
+        return agent.init(self._next_key())
+
     def _reset_position_memory(self) -> None:
         self._last = {OWN: None, OPPONENT: None}
         self._pending = None
-        self._agent_state = self.agent.init(self._next_key())
+        self._agent_state = self._new_agent_state()
 
     def _snapshot(self) -> tuple:
         pending = self._pending and _Pending(self._pending.board.copy(),

@@ -38,7 +38,9 @@ def variants(agent: Agent, levels: int = 3, factor: int = 4) -> tuple[Agent, ...
 
     The hook for time control: an agent whose dataclass has a `num_simulations` field gets
     copies with `num_simulations // factor`, `// factor**2`, ... (each at least 1; a copy
-    the agent's own validation rejects ends the list). Any other agent is its only variant.
+    the agent's own validation rejects ends the list), and the agent's `tree_capacity`
+    when it reuses its tree, so that every variant takes the same agent state. Any other
+    agent is its only variant.
     """
     if levels < 1 or factor < 2:
         raise ValueError(f"need levels >= 1 and factor >= 2, got {levels} and {factor}")
@@ -46,10 +48,14 @@ def variants(agent: Agent, levels: int = 3, factor: int = 4) -> tuple[Agent, ...
         return (agent,)
     out = [agent]
     sims = int(getattr(agent, SIMULATIONS_FIELD))
+    # An agent that carries its search tree between moves (`reuse_tree`) keeps one tree
+    # size in every variant: the game's agent state passes from one variant to the next.
+    same_state = ({"tree_capacity": agent.capacity} if getattr(agent, "reuse_tree", False)
+                  else {})
     while len(out) < levels and sims // factor >= 1:
         sims //= factor
         try:
-            out.append(dataclasses.replace(agent, **{SIMULATIONS_FIELD: sims}))
+            out.append(dataclasses.replace(agent, **{SIMULATIONS_FIELD: sims}, **same_state))
         except ValueError:
             break
     return tuple(out)
@@ -130,7 +136,7 @@ class TimedPlayer:
         if env not in self._estimates:
             acts = [jitted_act(v.bind(env)) for v in self.variants]
             state = env.init(key)
-            agent_state = self.agent.init(key)
+            agent_state = self.agent.bind(env).init(key)
             times = []
             for act in acts:
                 jax.block_until_ready(act(self.params, agent_state, state, key))  # compile

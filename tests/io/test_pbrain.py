@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from gomoku_jax import cli
+from gomoku_jax import agents, cli
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.specs import build_agent
 from gomoku_jax.cli import pbrain as pbrain_cli
@@ -653,3 +653,23 @@ def test_gmo_plays_and_carries_its_novelty_memory_across_turns():
     assert int(e._agent_state.count) == 2  # one embedding per own move
     send(e, "RESTART")
     assert int(e._agent_state.count) == 0  # a new game, an empty memory
+
+
+def test_a_search_that_reuses_its_tree_keeps_it_across_turns_and_variants():
+    """Every time-control variant takes the same tree (the cheaper ones keep the full
+    capacity), and two TURNs on, the reply's subtree is the next root."""
+    agent = agents.make("mcts", num_simulations=8, reuse_tree=True, evaluator="uniform")
+    shapes = {jax.tree.map(lambda x: x.shape, v.bind(Gomoku(7, 4)).init(jax.random.key(0)))
+              .node_visits for v in variants(agent, levels=2)}
+    assert shapes == {(agent.capacity,)}
+    e = PbrainEngine(agent, seed=1, levels=2)
+    assert send(e, "START 7") == ["OK"]
+    move_of(send(e, "BEGIN"))
+    assert int(e._agent_state.node_visits[0]) == 9  # a fresh tree: 8 simulations
+    send(e, "INFO timeout_turn 1")  # 1 ms: the cheapest variant (2 simulations) from here
+    for _ in range(2):
+        tx, ty = free_cell(e)
+        x, y = move_of(send(e, f"TURN {tx},{ty}"))
+        assert e.board[ty, tx] == OPPONENT and e.board[y, x] == OWN
+        assert e._agent_state.node_visits.shape == (agent.capacity,)
+        assert int(e._agent_state.node_visits[0]) >= 3
