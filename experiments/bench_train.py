@@ -3,6 +3,8 @@ whole AlphaZero iteration, each jitted, compile time apart, median of `--repeats
 
     python experiments/bench_train.py --presets quick --out train.md
     python experiments/bench_train.py --presets test --set selfplay.games=2 --measure eval
+    python experiments/bench_train.py --presets quick --measure selfplay_loops \
+        --selfplay-batches 64,256,1024 --repeats 2
 
 For every training preset (`gomoku_jax.train.presets.PRESETS`, after the `--set` overrides):
   self-play   `selfplay.play` with the preset's network (`AlphaZero.evaluator`) inside its
@@ -18,6 +20,14 @@ For every training preset (`gomoku_jax.train.presets.PRESETS`, after the `--set`
               than outside one (jax-ml/jax#12868); the network's convs have gradients written
               as forward convs (`nets/conv.py`) that avoid it, and the pair shows what is
               left of the loop's cost (`--set optim.unroll=0` unrolls all K steps).
+  selfplay_loops
+              self-play as above, per `--selfplay-batches` B (default: the preset's own
+              `selfplay.games`) and per search loop of `--loops` (`search.loop`: "gomoku_jax",
+              our `search/loop.py`, and "mctx", `mctx.search`; default both): the preset with
+              `selfplay.games=B` and `search.loop=L`, one table row each, with the row's
+              positions per CPU-second over the mctx row's of the same preset and batch
+              ("vs mctx loop (CPU)", > 1: faster than mctx). The row of the preset's own batch
+              and loop is the self-play measurement above when that one was taken.
   iteration   one `AlphaZero.iteration` (self-play + buffer + K steps), as the trainer
               compiles it (shardings, donation): the end-to-end rate.
   eval        `model.apply` (inference) alone on random observations at each of
@@ -31,8 +41,9 @@ shown on every device. It is a reference, not a ceiling: XLA:CPU's convs can bea
 matmul, and a shared machine's load changes during a run.
 
 Time: `--max-seconds` bounds each measurement after its compile: once the warm-up call
-has been timed, the repeats are cut to fit (noted in the table), and the iteration is
-skipped when the preset's measured self-play + train calls already take longer than it.
+has been timed, the repeats are cut to fit (noted in the table), the iteration is skipped
+when the preset's measured self-play + train calls already take longer than it, and the loop
+comparison skips the batches above one whose repeats had to be cut (noted).
 The default presets are "quick" on CPU and "quick,gomoku15" elsewhere (gomoku15 is a GPU
 preset: on a CPU one self-play call takes hours). Rates are per second of wall time and
 per second of process CPU time (the machines are shared; CPU time is the steadier number).
@@ -53,6 +64,7 @@ import jax.numpy as jnp
 from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rate,
                                           parse_int_list, pin_cpus, time_jitted)
 from gomoku_jax.markdown import table as markdown_table, write_report
+from gomoku_jax.search.base import LOOPS
 from gomoku_jax.train import learner, replay, selfplay
 from gomoku_jax.train.alphazero import AlphaZero
 from gomoku_jax.train.config import TrainConfig, override
@@ -61,7 +73,7 @@ from gomoku_jax.train.presets import PRESETS
 DEFAULT_EVAL_BATCHES = (64, 256, 1024)
 DEFAULT_MAX_SECONDS = 300.0
 MATMUL_CALLS = 5
-MEASUREMENTS = ("selfplay", "train", "iteration", "eval")
+MEASUREMENTS = ("selfplay", "train", "iteration", "eval", "selfplay_loops")
 TRAIN_PASSES = 3  # forward + backward of one sample, in forward passes
 
 # Peak dense throughput in TFLOP/s by device kind and compute dtype. Source: the vendors'
@@ -232,6 +244,28 @@ def _meas_dict(m: Optional[Measurement], unit: str) -> Optional[dict]:
 
 
 @dataclasses.dataclass
+class LoopRow:
+    """Self-play of a preset with `selfplay.games = batch` and `search.loop = loop`;
+    `result` None when it was skipped (`skipped` says why)."""
+
+    batch: int
+    loop: str
+    simulations_per_call: int  # B x T x S
+    result: Optional[Measurement] = None
+    skipped: str = ""
+
+    def as_dict(self, vs_mctx: Optional[float]) -> dict:
+        d = {"batch": self.batch, "loop": self.loop, "skipped": self.skipped,
+             "simulations_per_call": self.simulations_per_call, "vs_mctx_cpu": vs_mctx}
+        m = self.result
+        if m is not None:
+            d.update(_meas_dict(m, "positions"),
+                     simulations_per_s=self.simulations_per_call / m.wall_s,
+                     simulations_per_cpu_s=self.simulations_per_call / m.cpu_s)
+        return d
+
+
+@dataclasses.dataclass
 class PresetResult:
     """Everything measured for one preset (None: not measured)."""
 
@@ -249,6 +283,7 @@ class PresetResult:
     iteration: Optional[Measurement] = None
     iteration_skipped: str = ""
     eval: list[EvalRow] = dataclasses.field(default_factory=list)
+    loops: list[LoopRow] = dataclasses.field(default_factory=list)
 
     @property
     def simulations_per_call(self) -> int:
@@ -273,6 +308,15 @@ class PresetResult:
     def best_eval(self) -> Optional[EvalRow]:
         return max(self.eval, key=lambda r: r.flops_per_s) if self.eval else None
 
+    def vs_mctx(self, row: LoopRow) -> Optional[float]:
+        """`row`'s positions per CPU-second over those of the mctx loop at its batch (None
+        where either was not measured)."""
+        ref = next((r for r in self.loops if r.batch == row.batch and r.loop == "mctx"
+                    and r.result is not None), None)
+        if row.result is None or ref is None:
+            return None
+        return row.result.per_cpu_s / ref.result.per_cpu_s
+
     def as_dict(self) -> dict:
         sp = _meas_dict(self.selfplay, "positions")
         if sp is not None:
@@ -296,6 +340,7 @@ class PresetResult:
             "eval": [r.as_dict(self.peak, self.matmul_rate) for r in self.eval],
             "best_eval_flops_per_s": best.flops_per_s if best else None,
             "mfu": best.flops_per_s / self.peak.flops_per_s if best else None,
+            "selfplay_loops": [r.as_dict(self.vs_mctx(r)) for r in self.loops],
         }
 
 
@@ -330,6 +375,48 @@ def measure_selfplay(trainer: AlphaZero, state, repeats: int, seed: int,
     args = (state.variables, state.games, state.pending, jax.random.key(seed))
     timing = time_jitted(jax.jit(run), args, repeats, thread, max_seconds, first)
     return _measurement("self-play", sp.games, sp.moves, timing, repeats), first[0][2]
+
+
+def loop_variant(config: TrainConfig, batch: int, loop: str) -> TrainConfig:
+    """`config` with `batch` self-play games per call, searched with the simulation loop
+    `loop` (ValueError for a bad batch or loop)."""
+    return override(config, [f"selfplay.games={batch}", f"search.loop={loop}"])
+
+
+def measure_selfplay_loops(config: TrainConfig, batches: Sequence[int], loops: Sequence[str],
+                           repeats: int, seed: int, max_seconds: float,
+                           known: Optional[Measurement] = None, log=print) -> list[LoopRow]:
+    """Self-play (`measure_selfplay`) of `loop_variant(config, B, L)` for every batch B
+    (ascending) and loop L, each from its own `AlphaZero` (the same network: same seed).
+    `known`: the measurement of `config` itself, reused for its own batch and loop. Once the
+    repeats of a batch were cut by `max_seconds`, the larger batches are skipped."""
+    rows: list[LoopRow] = []
+    over = ""
+    sp = config.selfplay
+    for batch in sorted(set(batches)):
+        for loop in loops:
+            variant = loop_variant(config, batch, loop)
+            row = LoopRow(batch, loop, batch * sp.moves * sp.num_simulations, skipped=over)
+            if not over:
+                if known is not None and variant == config:
+                    row.result = known
+                else:
+                    trainer = AlphaZero(variant)
+                    row.result, _ = measure_selfplay(trainer, trainer.init(seed), repeats,
+                                                     seed, max_seconds)
+                    del trainer
+                m = row.result
+                _log_measurement(log, f"B={batch} {loop}", m, "positions",
+                                 f"  {fmt_rate(row.simulations_per_call / m.cpu_s):>8} "
+                                 f"sims/CPU-s")
+            else:
+                log(f"  B={batch} {loop:<{16 - len(str(batch))}} {over}")
+            rows.append(row)
+        cut = next((r for r in rows[-len(loops):] if r.result and r.result.note), None)
+        if cut and not over:
+            over = (f"skipped: B={batch} {cut.loop} already over --max-seconds "
+                    f"{max_seconds:g} ({cut.result.wall_s:.0f} s per call)")
+    return rows
 
 
 def measure_train(trainer: AlphaZero, state, buffer, repeats: int, seed: int,
@@ -403,8 +490,10 @@ def _log_measurement(log, label: str, m: Measurement, unit: str, extra: str = ""
 def run_preset(name: str, config: TrainConfig, matmul: dict[str, dict], *,
                eval_batches: Sequence[int], eval_inner: int, repeats: int, max_seconds: float,
                peak_tflops: Optional[float], measure: Sequence[str], seed: int = 0,
-               log=print) -> PresetResult:
-    """All measurements of one preset (see the module docstring)."""
+               selfplay_batches: Optional[Sequence[int]] = None,
+               loops: Sequence[str] = LOOPS, log=print) -> PresetResult:
+    """All measurements of one preset (see the module docstring); `selfplay_batches` None:
+    the loop comparison at the preset's own batch."""
     trainer = AlphaZero(config)
     devices = trainer.mesh.devices.ravel()
     device = devices[0].device_kind if len(devices) == 1 else (
@@ -439,6 +528,9 @@ def run_preset(name: str, config: TrainConfig, matmul: dict[str, dict], *,
             _log_measurement(log, f"train, {opt.sgd_steps} steps", res.train, "samples")
             del buffer
         del samples
+    if "selfplay_loops" in measure:
+        res.loops = measure_selfplay_loops(config, selfplay_batches or [sp.games], loops,
+                                           repeats, seed, max_seconds, res.selfplay, log)
     if "eval" in measure:
         for b in sorted(eval_batches):
             row = measure_eval(trainer, state.variables, b, eval_inner, repeats, seed,
@@ -464,18 +556,25 @@ def run_benchmark(presets: Sequence[str], *, assignments: Sequence[str] = (),
                   eval_batches: Sequence[int] = DEFAULT_EVAL_BATCHES, eval_inner: int = 0,
                   repeats: int = 3, max_seconds: float = DEFAULT_MAX_SECONDS,
                   peak_tflops: Optional[float] = None, matmul_size: int = 0,
-                  measure: Sequence[str] = MEASUREMENTS, seed: int = 0, log=print) -> dict:
+                  measure: Sequence[str] = MEASUREMENTS, seed: int = 0,
+                  selfplay_batches: Optional[Sequence[int]] = None,
+                  loops: Sequence[str] = LOOPS, log=print) -> dict:
     """Measure every preset; returns {"matmul": {dtype: measurement}, "presets":
-    [PresetResult], "eval_inner": applies per timed eval call}.
+    [PresetResult], "eval_inner": applies per timed eval call}. `selfplay_batches` and
+    `loops`: the loop comparison's (None: each preset's own batch).
 
     Raises:
-      ValueError: an unknown preset or a bad `--set` assignment.
+      ValueError: an unknown preset, a bad `--set` assignment, batch or loop.
     """
     configs = {}
     for name in presets:
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; available: {sorted(PRESETS)}")
         configs[name] = override(PRESETS[name], assignments)
+        if "selfplay_loops" in measure:  # fail before any measurement
+            for loop in loops:
+                for batch in selfplay_batches or [configs[name].selfplay.games]:
+                    loop_variant(configs[name], batch, loop)
     on_cpu = jax.default_backend() == "cpu"
     eval_inner = eval_inner or (1 if on_cpu else 16)
     size = matmul_size or (2048 if on_cpu else 8192)
@@ -487,7 +586,8 @@ def run_benchmark(presets: Sequence[str], *, assignments: Sequence[str] = (),
         log(f"  {dt:<9} {fmt_flops(matmul[dt]['flops_per_s'])}")
     results = [run_preset(name, cfg, matmul, eval_batches=eval_batches, eval_inner=eval_inner,
                           repeats=repeats, max_seconds=max_seconds, peak_tflops=peak_tflops,
-                          measure=measure, seed=seed, log=log)
+                          measure=measure, seed=seed, selfplay_batches=selfplay_batches,
+                          loops=loops, log=log)
                for name, cfg in configs.items()]
     return {"matmul": matmul, "presets": results, "eval_inner": eval_inner}
 
@@ -546,6 +646,24 @@ def render_eval_table(results: Sequence[PresetResult]) -> str:
     return markdown_table(header, rows)
 
 
+def render_loops_table(results: Sequence[PresetResult]) -> str:
+    header = ["preset", "batch", "loop", "compile s", "ms/call", "positions/s",
+              "positions/CPU-s", "sims/CPU-s", "vs mctx loop (CPU)", "note"]
+    rows = []
+    for r in results:
+        for row in r.loops:
+            m, ratio = row.result, r.vs_mctx(row)
+            cells = [r.name, str(row.batch), row.loop]
+            if m is None:
+                rows.append(cells + ["-"] * 6 + [row.skipped])
+                continue
+            rows.append(cells + [
+                f"{m.compile_s:.1f}", _ms(m.wall_s), fmt_rate(m.per_wall_s),
+                fmt_rate(m.per_cpu_s), fmt_rate(row.simulations_per_call / m.cpu_s),
+                f"{ratio:.2f}x" if ratio is not None else "-", m.note])
+    return markdown_table(header, rows)
+
+
 def render_report(out: dict, repeats: int) -> str:
     results = out["presets"]
     lines = [f"# Training throughput per preset, median of {repeats}; {describe_machine()}",
@@ -580,6 +698,17 @@ def render_report(out: dict, repeats: int) -> str:
                          f"end to end")
         if parts:
             lines.append(f"- {r.name}: " + ", ".join(parts))
+    if any(r.loops for r in results):
+        first = next(r for r in results if r.loops)
+        sp = first.config.selfplay
+        lines += ["", "## Self-play by search loop and batch (`selfplay.games` = batch, "
+                      "`search.loop`)", "", render_loops_table(results), "",
+                  f"Each row: `selfplay.play` as in the self-play column (T x S = {sp.moves} x "
+                  f"{sp.num_simulations} for {first.name}), with the preset's search and "
+                  f"network, batch games per call and the simulation loop named: gomoku_jax "
+                  f"(`search/loop.py`) or mctx (`mctx.search`). positions = batch x T, sims = "
+                  f"batch x T x S. vs mctx loop (CPU): positions/CPU-s over the mctx row's of "
+                  f"the same preset and batch, measured in this run (> 1: faster than mctx)."]
     if any(r.eval for r in results):
         lines += ["", f"## Network evaluation (inference, `model.apply`, "
                       f"{out['eval_inner']} apply(s) per timed call)", "",
@@ -618,7 +747,13 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                         help="applies per timed eval call, a lax.scan over distinct inputs "
                              "(default 0: 1 on CPU, 16 on accelerators)")
     parser.add_argument("--measure", default=",".join(MEASUREMENTS),
-                        help="which of selfplay, train, iteration, eval (default: all)")
+                        help=f"which of {', '.join(MEASUREMENTS)} (default: all)")
+    parser.add_argument("--selfplay-batches", default="",
+                        help="selfplay_loops: self-play batch sizes (selfplay.games) "
+                             "(default: each preset's own)")
+    parser.add_argument("--loops", default=",".join(LOOPS),
+                        help="selfplay_loops: search loops compared (search.loop) "
+                             "(default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, help="timed calls, median reported")
     parser.add_argument("--max-seconds", type=float, default=DEFAULT_MAX_SECONDS,
                         help="time per measurement after its compile: repeats are cut to fit "
@@ -650,6 +785,11 @@ def main(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: --measure takes {', '.join(MEASUREMENTS)}, got "
                          f"{args.measure!r}")
     eval_batches = parse_int_list(args.eval_batch_sizes, "--eval-batch-sizes")
+    selfplay_batches = (parse_int_list(args.selfplay_batches, "--selfplay-batches")
+                        if args.selfplay_batches.strip() else None)
+    loops = list(dict.fromkeys(x.strip() for x in args.loops.split(",") if x.strip()))
+    if not loops or any(x not in LOOPS for x in loops):
+        raise SystemExit(f"error: --loops takes {', '.join(LOOPS)}, got {args.loops!r}")
     if args.repeats < 1 or not args.max_seconds > 0 or args.eval_inner < 0 \
             or args.matmul_size < 0:
         raise SystemExit("error: --repeats must be >= 1, --max-seconds > 0, --eval-inner "
@@ -664,6 +804,7 @@ def main(args: argparse.Namespace) -> int:
                             eval_inner=args.eval_inner, repeats=args.repeats,
                             max_seconds=args.max_seconds, peak_tflops=args.peak_tflops,
                             matmul_size=args.matmul_size, measure=measure, seed=args.seed,
+                            selfplay_batches=selfplay_batches, loops=loops,
                             log=lambda s: print(s, flush=True))
     except ValueError as e:
         raise SystemExit(f"error: {e}")

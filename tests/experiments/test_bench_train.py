@@ -7,6 +7,7 @@ Compiling self-play, SGD and a whole iteration takes minutes on a 2-core CPU, so
 traces each function (every call into the package is checked: signatures, shapes,
 shardings) without compiling it, and reports made-up times."""
 
+import dataclasses
 import json
 
 import jax
@@ -69,24 +70,33 @@ def test_eval_end_to_end_through_the_cli(tmp_path, capsys):
 
 def trace_only(jitted, args, repeats, thread=None, max_seconds=None, first=None):
     """`timing.time_jitted` without XLA: traces `jitted` on `args` (shapes only), hands on
-    zeros of its output, and reports 1 s of compile and 0.5 s per call."""
+    zeros of its output, and reports 1 s of compile and 0.5 s per call (the warm-up alone,
+    0 timed calls, under a `max_seconds` below 1 s)."""
     out = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(jitted, *args))
     if first is not None:
         first.append(out)
     if thread is not None:
         thread(out, args)
-    return 1.0, 0.5, 0.5, repeats
+    return 1.0, 0.5, 0.5, 0 if max_seconds is not None and max_seconds < 1 else repeats
 
 
 def test_every_measurement_traces_against_the_package(monkeypatch):
     monkeypatch.setattr(bt, "time_jitted", trace_only)
     lines = []
     out = bt.run_benchmark(["test"], assignments=TINY, repeats=1, matmul_size=128,
-                           measure=("selfplay", "train", "iteration"), log=lines.append)
+                           measure=("selfplay", "train", "iteration", "selfplay_loops"),
+                           selfplay_batches=(4, 2), log=lines.append)
     (r,) = out["presets"]
     assert (r.selfplay.work, r.train.work, r.train_step.work, r.iteration.work) == (4, 8, 8, 4)
     assert r.simulations_per_call == 8 and r.unroll == 1 and not r.eval
-    assert len(lines) == 2 + 1 + 4  # matmul heading and rate, preset heading, 4 measurements
+    # matmul heading and rate, preset heading, 4 measurements, 2 batches x 2 loops
+    assert len(lines) == 2 + 1 + 4 + 4
+    assert [(row.batch, row.loop) for row in r.loops] == [
+        (2, "gomoku_jax"), (2, "mctx"), (4, "gomoku_jax"), (4, "mctx")]
+    assert r.loops[0].result is r.selfplay  # the preset's own batch and loop: reused
+    assert [row.result.work for row in r.loops] == [4, 4, 8, 8]
+    # Made-up CPU times: our loop at B=4 twice as fast per CPU-second as mctx's.
+    r.loops[2].result = dataclasses.replace(r.loops[2].result, cpu_s=0.25)
 
     report = bt.render_report(out, 1)
     assert "| preset | device | net | B x T x S | K x batch |" in report
@@ -94,6 +104,12 @@ def test_every_measurement_traces_against_the_package(monkeypatch):
     assert "| 2 x 2 x 2 | 1 x 8 | 1/1/1 | 8 | 8 | 16 | 16 | 16 | 16 |" in row
     assert "- test: self-play runs the net at" in report and "one step without a loop" in report
     assert "## Network evaluation" not in report
+    assert ("| preset | batch | loop | compile s | ms/call | positions/s | positions/CPU-s | "
+            "sims/CPU-s | vs mctx loop (CPU) | note |") in report
+    assert "| test | 2 | gomoku_jax | 1.0 | 500 | 8 | 8 | 16 | 1.00x |  |" in report
+    assert "| test | 2 | mctx | 1.0 | 500 | 8 | 8 | 16 | 1.00x |  |" in report
+    assert "| test | 4 | gomoku_jax | 1.0 | 500 | 16 | 32 | 64 | 2.00x |  |" in report
+    assert "| test | 4 | mctx | 1.0 | 500 | 16 | 16 | 32 | 1.00x |  |" in report
 
     (p,) = json.loads(json.dumps(bt.to_json(out)))["presets"]
     assert p["selfplay"]["positions_per_call"] == 4 and p["selfplay"]["simulations_per_s"] == 16
@@ -101,10 +117,37 @@ def test_every_measurement_traces_against_the_package(monkeypatch):
     assert p["train_one_step_no_loop"]["samples_per_call"] == 8
     assert p["iteration"]["positions_per_s"] == 8 and not p["iteration_skipped"]
     assert p["mfu"] is None and p["eval"] == []
+    loops = p["selfplay_loops"]
+    assert [(x["batch"], x["loop"]) for x in loops] == [
+        (2, "gomoku_jax"), (2, "mctx"), (4, "gomoku_jax"), (4, "mctx")]
+    assert [x["vs_mctx_cpu"] for x in loops] == [1.0, 1.0, 2.0, 1.0]
+    assert loops[2]["positions_per_call"] == 8 and loops[2]["simulations_per_call"] == 16
+    assert loops[2]["positions_per_cpu_s"] == 32 and loops[2]["simulations_per_cpu_s"] == 64
+    assert loops[3]["simulations_per_s"] == 32 and not any(x["skipped"] for x in loops)
+
+
+def test_loop_comparison_skips_the_batches_above_one_over_budget(monkeypatch):
+    monkeypatch.setattr(bt, "time_jitted", trace_only)
+    out = bt.run_benchmark(["test"], assignments=TINY, repeats=2, matmul_size=64,
+                           max_seconds=0.5, measure=("selfplay_loops",),
+                           selfplay_batches=(2, 4), loops=("mctx",), log=lambda s: None)
+    (r,) = out["presets"]
+    first, second = r.loops
+    assert first.result.note == "one call (the warm-up) over --max-seconds"
+    assert second.result is None and second.skipped.startswith(
+        "skipped: B=2 mctx already over --max-seconds 0.5")
+    row = next(line for line in bt.render_report(out, 2).splitlines()
+               if line.startswith("| test | 4 | mctx |"))
+    assert "| - | - | - | - | - | - | skipped: B=2 mctx" in row
+    (p,) = bt.to_json(out)["presets"]
+    assert p["selfplay_loops"][1] == {"batch": 4, "loop": "mctx", "skipped": second.skipped,
+                                      "simulations_per_call": 16, "vs_mctx_cpu": None}
 
 
 @pytest.mark.parametrize("argv", [["--presets", "nope"], ["--measure", "sgd"],
-                                  ["--repeats", "0"], ["--set", "selfplay.games=0"]])
+                                  ["--repeats", "0"], ["--set", "selfplay.games=0"],
+                                  ["--loops", "gomoku_jax,nope"],
+                                  ["--selfplay-batches", "64,0"]])
 def test_bad_flags_exit_with_a_message(argv):
     with pytest.raises(SystemExit, match="error"):
         bt.main(bt.build_parser().parse_args(argv + ["--matmul-size", "64"]))
