@@ -148,3 +148,14 @@ def random_tree(seed: int, batch: int, num_nodes: int, num_actions: int) -> mctx
         children_rewards=f32(edges), children_discounts=f32(edges, -1.0, 0.0),
         children_values=f32(edges), embeddings=jnp.zeros((batch, num_nodes, 3)),
         root_invalid_actions=jnp.zeros((batch, num_actions)), extra_data=None)
+
+
+@dataclasses.dataclass(frozen=True)
+class NoisyEvaluator:
+    """Random logits and values (from the key): a search with no structure to lean on."""
+
+    def __call__(self, env, params, states, key):
+        batch = states.legal_action_mask.shape[0]
+        k_logits, k_value = jax.random.split(key)
+        return (2.0 * jax.random.normal(k_logits, (batch, env.num_actions)),
+                jax.random.uniform(k_value, (batch,), minval=-1.0, maxval=1.0))

@@ -8,7 +8,9 @@ simulation costs O(depth·B + B·A), and which can continue from a tree it is gi
 Same arguments, same `mctx.Tree`, the same selection and Q-transform functions (mctx's or
 ours, `(key, tree, node, depth) -> action` on one board's tree), the same key splitting and
 the same simulate / expand / backward semantics as `mctx.search`: with `tree=None` the result
-is mctx's tree (tests/search/test_loop.py). What differs is how each step touches memory:
+is mctx's tree (tests/search/test_loop.py). One option departs from mctx: `stop_at_terminal`
+(the search algorithms turn it on) ends a descent at a game-over node instead of growing a
+chain under it. What differs otherwise is how each step touches memory:
 
 - **backward** (`path_backward`): mctx vmaps a per-board `while_loop` that carries the whole
   tree; under vmap the batched predicate turns every step into a select over the whole
@@ -126,8 +128,10 @@ def set_root(tree: mctx.Tree, root: mctx.RootFnOutput, num_simulations: int,
 
 
 def simulate(keys: jax.Array, tree: mctx.Tree, root_select: Callable,
-             interior_select: Callable, max_depth: int) -> tuple[jax.Array, jax.Array]:
-    """Descend every board from the root until an unvisited action or `max_depth`.
+             interior_select: Callable, max_depth: int, stop_at_terminal: bool = False
+             ) -> tuple[jax.Array, jax.Array]:
+    """Descend every board from the root until an unvisited action or `max_depth` (or, with
+    `stop_at_terminal`, a visited child whose edge has discount 0: the game ended there).
 
     mctx's `simulate` for the batch: each board splits its key at each step and calls
     `root_select(key, tree, node)` at the root, `interior_select(key, tree, node, depth)`
@@ -136,9 +140,14 @@ def simulate(keys: jax.Array, tree: mctx.Tree, root_select: Callable,
 
     Args:
       keys: [B] keys, one per board. max_depth: edges from the root to a leaf, at most.
+      stop_at_terminal: stop at a game-over node (static). mctx descends through it (all its
+        children are masked, so the first is taken) and expands a child under it: in a
+        decided line every visit makes the chain one node deeper, and a batched descent
+        waits for its deepest board. Stopped there, the search re-expands the node itself
+        (as at `max_depth`: the same state, reward and value 0) and backs its reward up.
     Returns:
       (parent int32[B], action int32[B]): the node reached and the action to expand there
-      (already visited when the depth cut-off stopped the descent).
+      (already visited when the depth cut-off or a game-over node stopped the descent).
     """
     batch = keys.shape[0]
     rows = jnp.arange(batch)
@@ -148,7 +157,12 @@ def simulate(keys: jax.Array, tree: mctx.Tree, root_select: Callable,
     action = jax.vmap(root_select)(k_select, tree, node).astype(jnp.int32)
     child = tree.children_index[rows, node, action]
     depth = jnp.ones((batch,), jnp.int32)
-    going = (child != Tree.UNVISITED) & (depth < max_depth)
+
+    def descends(node, action, child, depth):
+        ended = stop_at_terminal & (tree.children_discounts[rows, node, action] == 0)
+        return (child != Tree.UNVISITED) & (depth < max_depth) & ~ended
+
+    going = descends(node, action, child, depth)
 
     def step(carry):
         keys, node, action, child, depth, going = carry
@@ -159,7 +173,7 @@ def simulate(keys: jax.Array, tree: mctx.Tree, root_select: Callable,
         new_child = tree.children_index[rows, new_node, new_action]
         new_depth = depth + 1
         carry = (split[:, 0], new_node, new_action, new_child, new_depth,
-                 (new_child != Tree.UNVISITED) & (new_depth < max_depth))
+                 descends(new_node, new_action, new_child, new_depth))
         old = (keys, node, action, child, depth, going)
         return tuple(jnp.where(going, n, o) for n, o in zip(carry, old))
 
@@ -346,7 +360,7 @@ def expand_many(params: Any, key: jax.Array, tree: mctx.Tree, recurrent_fn: Call
 
 def _parallel_body(params: Any, recurrent_fn: Callable, root_select: Callable,
                    interior_select: Callable, max_depth: int, width: int,
-                   virtual_loss: int) -> Callable:
+                   virtual_loss: int, stop_at_terminal: bool) -> Callable:
     """The loop body of one leaf-parallel step: (step, (key, tree, next free node int32[B]))
     -> the same, with up to W new nodes per board."""
 
@@ -360,7 +374,7 @@ def _parallel_body(params: Any, recurrent_fn: Callable, root_select: Callable,
         def descend(j, c):
             scratch, parents, actions = c
             parent, action = simulate(keys[j], scratch, root_select, interior_select,
-                                      max_depth)
+                                      max_depth, stop_at_terminal)
             scratch = apply_virtual_loss(scratch, parent, action, virtual_loss)
             return scratch, parents.at[j].set(parent), actions.at[j].set(action)
 
@@ -383,7 +397,7 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
            num_simulations: int, max_depth: Optional[int] = None,
            invalid_actions: Optional[jax.Array] = None, extra_data: Any = None,
            tree: Optional[mctx.Tree] = None, loop_fn: Any = None, leaves_per_step: int = 1,
-           virtual_loss: int = 1) -> mctx.Tree:
+           virtual_loss: int = 1, stop_at_terminal: bool = False) -> mctx.Tree:
     """`mctx.search` with a path-only backward, continuing from `tree` where it can.
 
     Args (as `mctx.search`'s, plus `tree`):
@@ -404,6 +418,11 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
       virtual_loss: V >= 0 (static), the virtual visits (each a loss) a descent puts on its
         path for the step's later descents (`apply_virtual_loss`); 0: none (all descents
         of a step see the same tree, for comparison). Unused when W = 1.
+      stop_at_terminal: a descent stops at a visited game-over node (discount 0 on its
+        edge) and backs its reward up again, instead of expanding a node under it as mctx
+        does (`simulate`); False: mctx's semantics. Either way a new node takes the next
+        free index, so the used nodes stay contiguous (mctx leaves a hole at a max_depth
+        stop).
     Returns:
       mctx.Tree (leaves [B, N, ...]); a fresh search's nodes are its simulations in order
       (with W > 1: in the order of the steps, and of the descents within a step).
@@ -437,19 +456,20 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
     if leaves_per_step > 1:
         body = _parallel_body(params, recurrent_fn, root_action_selection_fn,
                               interior_action_selection_fn, max_depth, leaves_per_step,
-                              virtual_loss)
+                              virtual_loss, stop_at_terminal)
         return jax.lax.fori_loop(0, num_simulations // leaves_per_step, body,
                                  (rng_key, tree, used))[1]
 
-    def body(sim, carry):
-        key, tree = carry
+    def body(_, carry):
+        key, tree, free = carry
         key, k_simulate, k_expand = jax.random.split(key, 3)
         parent, action = simulate(jax.random.split(k_simulate, batch), tree,
                                   root_action_selection_fn, interior_action_selection_fn,
-                                  max_depth)
+                                  max_depth, stop_at_terminal)
         child = tree.children_index[rows, parent, action]
-        child = jnp.where(child == Tree.UNVISITED, used + sim, child)
+        new = child == Tree.UNVISITED
+        child = jnp.where(new, free, child)
         tree = expand(params, k_expand, tree, recurrent_fn, parent, action, child)
-        return key, path_backward(tree, child)
+        return key, path_backward(tree, child), free + new.astype(jnp.int32)
 
-    return jax.lax.fori_loop(0, num_simulations, body, (rng_key, tree))[1]
+    return jax.lax.fori_loop(0, num_simulations, body, (rng_key, tree, used))[1]

@@ -60,7 +60,7 @@ def run(env, evaluator, algorithm, params: Any, root: mctx.RootFnOutput, allowed
     for "mctx"): `select` picks the action below the root, and at the root too unless
     `root_select` is given; `allowed` bool[B, A] the root's candidates; `tree` a tree to
     continue from (`loop.search`'s); `algorithm.leaves_per_step` and `virtual_loss` go to
-    `loop.search` (leaf parallelism). Returns the tree (leaves [B, ...])."""
+    `loop.search` (leaf parallelism), and `stop_at_terminal`. Returns the tree (leaves [B, ...])."""
     kwargs = dict(root=root, recurrent_fn=recurrent_fn(env, evaluator, algorithm),
                   root_action_selection_fn=root_select or functools.partial(select, depth=0),
                   interior_action_selection_fn=select, num_simulations=num_simulations,
@@ -74,4 +74,5 @@ def run(env, evaluator, algorithm, params: Any, root: mctx.RootFnOutput, allowed
                              f"{algorithm.leaves_per_step} needs loop='gomoku_jax'")
         return mctx.search(params, key, **kwargs)
     return loop.search(params, key, tree=tree, leaves_per_step=algorithm.leaves_per_step,
-                       virtual_loss=algorithm.virtual_loss, **kwargs)
+                       virtual_loss=algorithm.virtual_loss,
+                       stop_at_terminal=algorithm.stop_at_terminal, **kwargs)

@@ -6,7 +6,6 @@ refused with a clear error."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import jax
@@ -14,23 +13,12 @@ import numpy as np
 import pytest
 
 from gomoku_jax import agents, search
-from gomoku_jax.games.protocol import reward_of
+from gomoku_jax.games.protocol import is_over, reward_of
 from gomoku_jax.search import loop, model, puct, selection
 from gomoku_jax.search.evaluators import UniformEvaluator
-from search_helpers import PeakedEvaluator, illegal_interior_visits, late_positions
+from search_helpers import NoisyEvaluator, PeakedEvaluator, illegal_interior_visits, late_positions
 
 SIMS = 16
-
-
-@dataclasses.dataclass(frozen=True)
-class NoisyEvaluator:
-    """Random logits and values (from the key), as tests/search/test_loop.py's."""
-
-    def __call__(self, env, params, states, key):
-        batch = states.legal_action_mask.shape[0]
-        k_logits, k_value = jax.random.split(key)
-        return (2.0 * jax.random.normal(k_logits, (batch, env.num_actions)),
-                jax.random.uniform(k_value, (batch,), minval=-1.0, maxval=1.0))
 
 
 def assert_same_tree(ours, theirs):
@@ -62,8 +50,9 @@ def check_tree(env, tree, reused: bool = False):
     used and earlier, children_index the inverse of (parents, action_from_parent), one
     child per edge, visits and values the counts and means of the backed-up leaf values
     (each node's own evaluation and every descendant's, discounted up the path), the
-    edges' rewards the game's. With `reused` False, the root's visits are 1 + its nodes
-    backed up (every node but the root)."""
+    edges' rewards the game's. A node is backed up from once when it is expanded, and again
+    at each visit that stopped on it because its game is over (`stop_at_terminal`). With
+    `reused` False, the root's visits are the sum of those backups."""
     t = jax.tree.map(np.asarray, tree)
     batch, num_nodes, num_actions = t.children_index.shape
     for b in range(batch):
@@ -80,7 +69,9 @@ def check_tree(env, tree, reused: bool = False):
         assert (t.children_index[b, used:] == -1).all()
         child = t.children_index[b, :used]
         assert ((child == -1) | ((child > 0) & (child < used))).all()
-        assert (t.children_visits[b, :used].sum(-1) == visits[:used] - 1).all()
+        own = visits[:used] - t.children_visits[b, :used].sum(-1)  # backups from the node
+        over = np.asarray(is_over(jax.tree.map(lambda x: x[b, :used], tree.embeddings)))
+        assert (own >= 1).all() and (own[~over] == 1).all()
         visited = child >= 0
         np.testing.assert_array_equal(t.children_visits[b, :used][~visited], 0)
         np.testing.assert_array_equal(t.children_rewards[b, :used][~visited], 0)
@@ -89,10 +80,10 @@ def check_tree(env, tree, reused: bool = False):
         np.testing.assert_allclose(t.children_values[b, :used][visited],
                                    t.node_values[b, child[visited]], rtol=1e-5, atol=1e-5)
         if not reused:
-            assert visits[0] == used
+            assert visits[0] == own.sum()
 
         def returns(n):  # the backed-up values through node n, for n's mover
-            out = [float(t.raw_values[b, n])]
+            out = [float(t.raw_values[b, n])] * int(own[n])
             for a in np.flatnonzero(child[n] >= 0):
                 r, d = t.children_rewards[b, n, a], t.children_discounts[b, n, a]
                 out += [r + d * v for v in returns(int(child[n, a]))]

@@ -5,8 +5,6 @@ path-only backward pass against mctx's on random trees."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import mctx
@@ -16,22 +14,12 @@ from mctx._src import policies as mctx_policies
 from mctx._src import search as mctx_search
 
 from gomoku_jax import search
+from gomoku_jax.games.protocol import is_over
 from gomoku_jax.search import loop, model
 from gomoku_jax.search.evaluators import UniformEvaluator
-from search_helpers import PeakedEvaluator, late_positions, random_tree
+from search_helpers import NoisyEvaluator, PeakedEvaluator, late_positions, random_tree
 
 SIMS = 24
-
-
-@dataclasses.dataclass(frozen=True)
-class NoisyEvaluator:
-    """Random logits and values (from the key): a search with no structure to lean on."""
-
-    def __call__(self, env, params, states, key):
-        batch = states.legal_action_mask.shape[0]
-        k_logits, k_value = jax.random.split(key)
-        return (2.0 * jax.random.normal(k_logits, (batch, env.num_actions)),
-                jax.random.uniform(k_value, (batch,), minval=-1.0, maxval=1.0))
 
 
 def positions():
@@ -73,7 +61,7 @@ def test_our_loop_builds_mctx_search_tree(name):
     env, states = positions()
     outs = {}
     for which in ("gomoku_jax", "mctx"):
-        algorithm = search.make(algorithm_name, loop=which, **fields)
+        algorithm = search.make(algorithm_name, loop=which, stop_at_terminal=False, **fields)
         outs[which] = jax.jit(lambda s, k, a=algorithm: a.search(env, evaluator, None, s, k,
                                                                  SIMS))(states, jax.random.key(7))
     ours, theirs = outs["gomoku_jax"], outs["mctx"]
@@ -82,6 +70,36 @@ def test_our_loop_builds_mctx_search_tree(name):
     np.testing.assert_allclose(ours.policy, theirs.policy, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(ours.value, theirs.value, rtol=1e-5, atol=1e-6)
     assert int(ours.tree.node_visits[:, 0].min()) == SIMS + 1
+
+
+def test_a_descent_stops_at_a_game_over_node():
+    """With `stop_at_terminal` (the algorithms' default) no node hangs below a node whose
+    game is over, the tree stays contiguous, and the root is still visited S + 1 times; mctx
+    grows chains under such nodes in these late positions."""
+    env, states = positions()
+    trees = {}
+    for stop in (True, False):
+        algorithm = search.make("puct", stop_at_terminal=stop, symmetry="none")
+        trees[stop] = jax.jit(lambda s, k, a=algorithm: a.search(
+            env, PeakedEvaluator(), None, s, k, SIMS).tree)(states, jax.random.key(7))
+
+    def below_terminal(tree):
+        parents = np.asarray(tree.parents)
+        used = np.asarray(tree.node_visits) > 0
+        over = np.asarray(jax.vmap(jax.vmap(is_over))(tree.embeddings))
+        return sum(int(used[b, i] and parents[b, i] >= 0 and over[b, parents[b, i]])
+                   for b in range(parents.shape[0]) for i in range(parents.shape[1]))
+
+    assert below_terminal(trees[False]) > 0
+    stopped = trees[True]
+    assert below_terminal(stopped) == 0
+    np.testing.assert_array_equal(stopped.node_visits[:, 0], SIMS + 1)
+    used = np.asarray(stopped.node_visits) > 0
+    count = used.sum(axis=1)
+    assert all(used[b, :count[b]].all() for b in range(len(count)))  # no holes
+    assert (count < SIMS + 1).any()  # some simulations re-visited a finished game
+    with pytest.raises(ValueError, match="stop_at_terminal"):
+        search.make("puct", stop_at_terminal=1)
 
 
 @pytest.fixture(scope="module")
