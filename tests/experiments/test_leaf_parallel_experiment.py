@@ -14,7 +14,7 @@ lp = load_script("leaf_parallel")
 def test_smallest_run_end_to_end(tmp_path, capsys):
     out, js = tmp_path / "leaf.md", tmp_path / "leaf.json"
     args = lp.build_parser().parse_args(
-        ["--board-size", "9", "--leaves", "1,2", "--simulations", "4",
+        ["--board-size", "7", "--leaves", "1,2", "--simulations", "4",
          "--evaluators", "heuristic", "--repeats", "1", "--max-seconds-per-cell", "1e-9",
          "--ms-per-move", "1e-6", "--generate", "1", "--max-puzzles", "3",
          "--tactics-batch", "3", "--out", str(out), "--json", str(js)])
