@@ -33,23 +33,16 @@ from gomoku_jax.games.gomoku.features.lines import (BLOCKED_DIGIT, EMPTY_DIGIT, 
                                                     window_index)
 from gomoku_jax.games.gomoku.features.patterns import threat_table, threats, threats_scan
 
+from experiment_scripts import load_script
 from test_patterns import reference_threats
 
 RULES = ("freestyle", "exact5")
 
 
-def random_boards(key: jax.Array, count: int, n: int) -> tuple[jax.Array, jax.Array]:
-    """(int8[count, n, n] boards, int8[count] colours), drawn in JAX: each board has its own
-    stone density (empty to full) and share of black stones (one colour dominates a third
-    of the boards, so long runs, fives and overlines are common)."""
-    k_density, k_share, k_cells, k_colour = jax.random.split(key, 4)
-    density = jax.random.uniform(k_density, (count, 1, 1), maxval=1.05)
-    share = jax.random.choice(k_share, jnp.array([0.5, 0.5, 0.8, 0.2, 0.97, 0.03]),
-                              (count, 1, 1))
-    u = jax.random.uniform(k_cells, (count, n, n))
-    boards = jnp.where(u < density * share, 1, jnp.where(u < density, -1, 0))
-    colours = jnp.where(jax.random.bernoulli(k_colour, 0.5, (count,)), 1, -1)
-    return boards.astype(jnp.int8), colours.astype(jnp.int8)
+# Random boards (int8[count, n, n]) and colours (int8[count]): per board a stone density
+# from empty to full, one colour dominating a third of them (fives and overlines occur).
+# Shared with experiments/check_threat_tables.py, the heavier run of the same comparison.
+random_boards = load_script("check_threat_tables").random_boards
 
 
 # --------------------------------------------------------------------------------------
