@@ -57,7 +57,7 @@ class SearchAgent(_EvaluatorAgent):
     fresh when the position is not in the tree or its subtree leaves no room for
     `num_simulations` new nodes. Root noise, where the config has it, is drawn afresh on a
     reused root. `tree_capacity` 0 means 2 x num_simulations + 1. Needs the
-    "gomoku_jax" loop. Off by default (an opt-in for play: arena, tournament, pbrain, UI).
+    "gomoku_jax" loop. Off by default (an opt-in for play: arena, tournament, pbrain).
     """
 
     search: SearchAlgorithm = PUCT().for_play()

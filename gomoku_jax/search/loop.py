@@ -100,31 +100,38 @@ def _rows_where(keep: jax.Array, new: Any, old: Any) -> Any:
         lambda n, o: jnp.where(keep.reshape(keep.shape + (1,) * (n.ndim - 1)), n, o), new, old)
 
 
-def set_root(tree: mctx.Tree, root: mctx.RootFnOutput, num_simulations: int,
+def set_root(tree: Optional[mctx.Tree], root: mctx.RootFnOutput, num_simulations: int,
              invalid_actions: jax.Array, extra_data: Any) -> tuple[mctx.Tree, jax.Array]:
     """(the tree ready for `num_simulations` more simulations, its used nodes int32[B]).
 
     A board whose tree has a visited root and room for the simulations keeps its tree and
     statistics; its root gets `root.prior_logits` (so root noise is drawn afresh) and
     `root.embedding`. Any other board starts fresh, as `mctx.search` does: an empty tree
-    whose root has one visit, `root.value` and `root.prior_logits`."""
-    rows = jnp.arange(tree.node_visits.shape[0])
-    capacity = tree.node_visits.shape[1]
-    used, keep = used_nodes(tree), kept(tree, num_simulations)
-    fresh = empty_tree(root.embedding, capacity, tree.num_actions, tree.node_values.dtype)
+    whose root has one visit, `root.value` and `root.prior_logits`. `tree` None: every board
+    starts fresh in a tree of S + 1 nodes."""
+    batch, num_actions = root.prior_logits.shape
+    rows = jnp.arange(batch)
+    capacity = num_simulations + 1 if tree is None else tree.node_visits.shape[1]
+    dtype = root.value.dtype if tree is None else tree.node_values.dtype
+    fresh = empty_tree(root.embedding, capacity, num_actions, dtype)
     fresh = fresh.replace(
         node_visits=fresh.node_visits.at[:, Tree.ROOT_INDEX].set(1),
         raw_values=fresh.raw_values.at[:, Tree.ROOT_INDEX].set(root.value),
         node_values=fresh.node_values.at[:, Tree.ROOT_INDEX].set(root.value))
-    tree = _rows_where(keep, tree.replace(root_invalid_actions=fresh.root_invalid_actions,
-                                         extra_data=None), fresh)
+    if tree is None:
+        tree, used = fresh, jnp.ones((batch,), jnp.int32)
+    else:
+        keep = kept(tree, num_simulations)
+        used = jnp.where(keep, used_nodes(tree), 1)
+        tree = _rows_where(keep, tree.replace(root_invalid_actions=fresh.root_invalid_actions,
+                                             extra_data=None), fresh)
     tree = tree.replace(
         children_prior_logits=tree.children_prior_logits.at[rows, Tree.ROOT_INDEX].set(
             root.prior_logits.astype(tree.children_prior_logits.dtype)),
         embeddings=jax.tree.map(lambda t, e: t.at[rows, Tree.ROOT_INDEX].set(e),
                                 tree.embeddings, root.embedding),
         root_invalid_actions=invalid_actions, extra_data=extra_data)
-    return tree, jnp.where(keep, used, 1)
+    return tree, used
 
 
 def simulate(keys: jax.Array, tree: mctx.Tree, root_select: Callable,
@@ -440,13 +447,10 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
                          f"num_simulations / leaves_per_step steps of leaves_per_step leaves")
     if isinstance(virtual_loss, bool) or not isinstance(virtual_loss, int) or virtual_loss < 0:
         raise ValueError(f"virtual_loss must be an int >= 0, got {virtual_loss!r}")
-    batch, num_actions = root.prior_logits.shape
+    batch = root.prior_logits.shape[0]
     if invalid_actions is None:
         invalid_actions = jnp.zeros_like(root.prior_logits)
-    if tree is None:
-        tree = empty_tree(root.embedding, num_simulations + 1, num_actions,
-                          root.value.dtype)
-    capacity = tree.node_visits.shape[1]
+    capacity = num_simulations + 1 if tree is None else tree.node_visits.shape[1]
     if capacity < num_simulations + 1:
         raise ValueError(f"a tree of {capacity} nodes cannot hold {num_simulations} "
                          f"simulations (it needs at least {num_simulations + 1})")
