@@ -8,8 +8,10 @@ Each agent plays one move in every puzzle (batched), at full strength (the agent
 defaults: greedy, no root noise); a move counts when it is in the puzzle's solution set
 (`gomoku_jax.games.gomoku.tactics`). "ms/move" is the compiled wall time of one
 single-position move (median of a few), "batched" the time per position when the whole
-suite runs in batches. `--generate N` builds a fresh suite of N puzzles per category with
-the solver (seeded) instead of loading the shipped one; `--save FILE` keeps it.
+suite runs in batches. `--generate N` builds a fresh suite of N puzzles in each of the
+seven categories with the solver (seeded) instead of loading the shipped one; `--save FILE`
+keeps it. The table has a column per category present in the suite (older suite files
+without `fours_7` / `fours_9` still load).
 """
 
 from __future__ import annotations
@@ -76,7 +78,10 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     cfg = suite.config
-    counts = {c: len(v) for c, v in suite.by_category().items()}
+    # the categories in order of first appearance, as `solve_rates` reports them (a suite
+    # file may have fewer than tactics.CATEGORIES, or another order)
+    order = list(dict.fromkeys(p.category for p in suite.puzzles))
+    counts = {c: sum(p.category == c for p in suite.puzzles) for c in order}
     print(f"{len(suite.puzzles)} puzzles, {cfg.board_size}x{cfg.board_size} {cfg.rule} "
           f"({', '.join(f'{c} {n}' for c, n in counts.items())})", flush=True)
     puzzles = suite.puzzles_for_eval()
@@ -92,7 +97,7 @@ def main(args: argparse.Namespace) -> int:
                         "seconds_per_move": result.seconds_per_move,
                         "batch_seconds_per_move": result.batch_seconds_per_move,
                         "actions": result.actions})
-    header = ["agent", *tactics.CATEGORIES, "total", "ms/move", "batched ms/move"]
+    header = ["agent", *counts, "total", "ms/move", "batched ms/move"]
     table = markdown_table(header, rows)
     print()
     print(table)

@@ -1,7 +1,8 @@
 """A small exact threat solver for freestyle Gomoku (NumPy, host side).
 
 It answers "can the side to move force a win within d plies?" exactly, for small odd d
-(1, 3, 5), and lists the moves that do. It labels the tactical suite (`tactics.py`);
+(1, 3, 5), and lists the moves that do; and the same for wins by continuous fours (VCF) at
+larger depths (7, 9 plies on 15x15). It labels the tactical suite (`tactics.py`);
 it is not a playing engine.
 
 Boards are flat `int8[N*N]` arrays (+1 black, -1 white, 0 empty); `attacker` is the colour
@@ -21,6 +22,24 @@ it exact and small:
   its owner, so if "pass, then win within d - 2 whatever the defender does" works, winning
   within d - 2 from the current position works too, and the shorter win's first move is
   itself relevant.
+
+VCF (victory by continuous fours; `vcf_wins_within`, `vcf_moves`, `vcf_depth`) is the same
+question with the attacker restricted to fives and fours, so every defender reply is forced:
+
+- The attacker wins at once if it has a five cell. Otherwise, if the defender has two or more
+  five cells the VCF fails; with one, the attacker must play there and that move must make a
+  four; with none it may play any cell that makes a four (`four_moves`: k - 1 own stones in
+  an otherwise empty k-window).
+- After the attacker's four, two or more distinct attacker five cells win (the defender has
+  no five: it was blocked or absent); with one, the defender must block it and the VCF goes
+  on.
+- Counting: a VCF of d fours wins at ply 2d + 1. The last four, the one that leaves two five
+  cells (an open four or a double four), is ply 2d - 1, the defender's useless block ply 2d,
+  and the five ply 2d + 1. So "within 7 plies" is at most three fours, "within 9" four.
+
+The VCF search is exhaustive over the four moves (no node limit; a transposition table keyed
+by the board and the plies left), so it is a reference, not a fast engine. A VCF win within p
+plies is a win within p plies (`wins_within`); the converse fails (a win may need a three).
 
 This is exact for the freestyle rule only (under exact5 an extra own stone can turn a five
 into an overline, so the pass argument fails); `Solver` refuses other rules. Tests compare it
@@ -202,6 +221,84 @@ class Solver:
                 out.add(int(m))
             b[m] = 0
         return None if len(out) == np.sum(b == 0) else sorted(out)
+
+    # -- victory by continuous fours (VCF) ----------------------------------------------
+    def vcf_wins_within(self, board: np.ndarray, attacker: int, plies: int) -> bool:
+        """Whether `attacker`, to move, wins by continuous fours within `plies` (odd) plies.
+
+        Every attacker move is a five, or a four (see the module doc, "VCF"); the defender's
+        replies are forced. Exhaustive over the four moves, with a transposition table.
+        """
+        return self._vcf(self._flat(board), attacker, plies, {})
+
+    def vcf_moves(self, board: np.ndarray, attacker: int, plies: int) -> list[int]:
+        """Every first move (sorted) of a VCF that wins within `plies` (odd) plies: the
+        five cells, and the fours after which the forced line wins in time. Complete under
+        the VCF rules at any horizon (a faster VCF's first moves are included too)."""
+        b = self._flat(board)
+        fives = self.five_cells(b, attacker)
+        out = set(fives.tolist())
+        if plies >= 3:
+            memo: dict = {}
+            for m in self._vcf_candidates(b, attacker):
+                if int(m) not in out and self._vcf_four_wins(b, attacker, int(m), plies, memo):
+                    out.add(int(m))
+        return sorted(out)
+
+    def vcf_depth(self, board: np.ndarray, attacker: int, max_plies: int) -> Optional[int]:
+        """The fewest (odd) plies, up to `max_plies`, in which `attacker` wins by a VCF;
+        None if it has no VCF within `max_plies`."""
+        b, memo = self._flat(board), {}
+        for plies in range(1, max_plies + 1, 2):
+            if self._vcf(b, attacker, plies, memo):
+                return plies
+        return None
+
+    def _vcf_candidates(self, b: np.ndarray, attacker: int) -> np.ndarray:
+        """The attacker's four moves allowed by the VCF rules (no five of its own on the
+        board): against one defender five only its block, if that makes a four; against two,
+        none."""
+        threats = self.five_cells(b, -attacker)
+        if threats.size >= 2:
+            return threats[:0]
+        fours = self.four_moves(b, attacker)
+        if threats.size == 1:
+            return threats if np.isin(threats, fours).all() else threats[:0]
+        return fours
+
+    def _vcf(self, b: np.ndarray, attacker: int, plies: int, memo: dict) -> bool:
+        if self.five_cells(b, attacker).size:
+            return True
+        if plies < 3:
+            return False
+        key = (b.tobytes(), plies)
+        if key in memo:
+            return memo[key]
+        won = False
+        for m in self._vcf_candidates(b, attacker):
+            if self._vcf_four_wins(b, attacker, int(m), plies, memo):
+                won = True
+                break
+        memo[key] = won
+        return won
+
+    def _vcf_four_wins(self, b: np.ndarray, attacker: int, m: int, plies: int,
+                       memo: dict) -> bool:
+        """After the four `m` (plies >= 3 left, counting it): two five cells win at ply 3;
+        one is blocked and the VCF goes on with plies - 2."""
+        b[m] = attacker
+        try:
+            fives = self.five_cells(b, attacker)
+            if fives.size >= 2:
+                return True
+            if plies < 5 or fives.size == 0:
+                return False
+            b[fives[0]] = -attacker
+            won = self._vcf(b, attacker, plies - 2, memo)
+            b[fives[0]] = 0
+            return won
+        finally:
+            b[m] = 0
 
     def _flat(self, board) -> np.ndarray:
         b = np.array(board, dtype=np.int8).reshape(-1)

@@ -1,7 +1,8 @@
 """Gomoku's tactical test suite, generated and labelled by the exact solver (`solver.py`).
 
-Five categories, each a position with the side to move and the complete set of correct
-moves (exact for freestyle; horizon in plies in brackets):
+Seven categories, each a position with the side to move and the complete set of correct
+moves (exact for freestyle, except the conservative `fours_*` sets below; horizon in plies in
+brackets):
 
 - `five`        complete five: the moves that make k in a row [1].
 - `block_four`  block a four: the opponent threatens five on exactly one cell and the side
@@ -13,11 +14,32 @@ moves (exact for freestyle; horizon in plies in brackets):
 - `fours_win`   win by a short run of fours: no win within 3 plies, a win within 5 that
                 starts with a four (four, forced block, then an open or double four); every
                 move that wins within 5 plies.
+- `fours_7`     win by continuous fours (VCF) in 7 plies: the side to move has no win
+                within 5 plies (`Solver.wins_within`, exact), the opponent has no five cell
+                (no threat forcing a reply), and a VCF wins within 7 plies (three fours, the
+                last an open or double four, then five) but none within 5; the solutions are
+                every first move of a VCF that wins within 7 plies (`Solver.vcf_moves`).
+- `fours_9`     the same with a VCF within 9 plies (four fours) but none within 7.
+
+The `fours_7` / `fours_9` solution sets are conservative: a move that wins in time by a line
+that is not all fours (a VCT, e.g. a four followed by a three-three, or an open three first)
+also wins but is not listed, and scores as a miss. Whether the side to move wins within 7
+plies by other means is not checked (the exact search is too slow at 15x15), so a `fours_9`
+position may also have a 7-ply win by threes.
 
 Positions come from random play near existing stones (a seeded NumPy generator), classified
 in the order above, so a position in a later category has none of the earlier features.
-`default_suite()` loads the suite shipped with the package (15x15 freestyle);
-`gomoku_jax.eval.puzzles.solve_rates` scores an agent on `suite.puzzles_for_eval()`.
+`default_suite()` loads the suite shipped with the package (15x15 freestyle, 40 puzzles per
+category, 280 in all); `gomoku_jax.eval.puzzles.solve_rates` scores an agent on
+`suite.puzzles_for_eval()`.
+
+The shipped file was built in two steps. Its first 200 puzzles (the five basic categories)
+come from an earlier version of `generate` and are kept byte for byte (the current code with
+seed 0 draws other positions). The 80 `fours_7` / `fours_9` puzzles were appended by
+`generate(15, 40, seed=0, categories=FOURS_CATEGORIES)`, i.e.
+
+    python experiments/make_tactics_suite.py --categories fours_7,fours_9 --seed 0 \
+        --append gomoku_jax/games/gomoku/data/tactics_15x15_freestyle.json
 """
 
 from __future__ import annotations
@@ -26,7 +48,7 @@ import dataclasses
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Collection, Optional
 
 import numpy as np
 
@@ -36,7 +58,10 @@ from gomoku_jax.games.gomoku.positions import from_board
 from gomoku_jax.games.gomoku.render import board_to_text
 from gomoku_jax.games.gomoku.solver import Solver
 
-CATEGORIES = ("five", "block_four", "open_four", "stop_three", "fours_win")
+BASIC_CATEGORIES = ("five", "block_four", "open_four", "stop_three", "fours_win")
+FOURS_PLIES = {"fours_7": 7, "fours_9": 9}  # VCF categories and their horizons
+FOURS_CATEGORIES = tuple(FOURS_PLIES)
+CATEGORIES = BASIC_CATEGORIES + FOURS_CATEGORIES
 _SYMBOLS = {"x": 1, "o": -1, ".": 0}
 DEFAULT_SUITE = "tactics_15x15_freestyle.json"
 
@@ -79,27 +104,51 @@ class Suite:
 
 
 # -- labelling ----------------------------------------------------------------------------
-def classify(solver: Solver, board: np.ndarray, to_move: int
-             ) -> Optional[tuple[str, list[int]]]:
-    """(category, solutions) for a position with no five on it, or None if it fits none."""
-    me, b = to_move, board.reshape(-1)
+def classify(solver: Solver, board: np.ndarray, to_move: int,
+             categories: Collection[str] = CATEGORIES) -> Optional[tuple[str, list[int]]]:
+    """(category, solutions) for a position with no five on it, or None if it fits none
+    (or fits a category not in `categories`).
+
+    A position's category does not depend on `categories`; the selection only skips the
+    searches that could not lead to a selected category (e.g. with only `FOURS_CATEGORIES`,
+    the 3- and 5-ply searches are replaced by one `wins_within(5)` check, made last).
+    """
+    wanted = set(categories)
+    if not wanted <= set(CATEGORIES):
+        raise ValueError(f"categories must be among {CATEGORIES}, got {sorted(wanted)}")
+    label = _classify(solver, board.reshape(-1), to_move, wanted)
+    return label if label is not None and label[0] in wanted else None
+
+
+def _classify(solver: Solver, b: np.ndarray, me: int, wanted: set[str]
+              ) -> Optional[tuple[str, list[int]]]:
     own_fives = solver.five_cells(b, me)
     if own_fives.size:
         return "five", own_fives.tolist()
     threats = solver.five_cells(b, -me)
     if threats.size:
         return ("block_four", threats.tolist()) if threats.size == 1 else None
-    quick = solver.winning_moves(b, me, 3)
-    if quick:
-        return "open_four", quick
     fours = set(solver.four_moves(b, me).tolist())
-    if not fours:
-        saves = solver.saving_moves(b, me, 3)
-        return ("stop_three", saves) if saves else None
-    wins = solver.winning_moves(b, me, 5)
-    if wins and fours.intersection(wins):
-        return "fours_win", wins
-    return None
+    basic = bool(wanted & {"open_four", "stop_three", "fours_win"})
+    if basic:
+        quick = solver.winning_moves(b, me, 3)
+        if quick:
+            return "open_four", quick
+        if not fours:
+            saves = solver.saving_moves(b, me, 3)
+            return ("stop_three", saves) if saves else None
+        wins = solver.winning_moves(b, me, 5)
+        if wins:
+            return ("fours_win", wins) if fours.intersection(wins) else None
+    if not fours or not wanted & set(FOURS_CATEGORIES):
+        return None  # (a VCF starts with a four)
+    depth = solver.vcf_depth(b, me, max(FOURS_PLIES.values()))
+    category = {p: c for c, p in FOURS_PLIES.items()}.get(depth)
+    if category is None:
+        return None
+    if not basic and solver.wins_within(b, me, 5):
+        return None  # (when `basic` ran, no win within 5 plies is already known)
+    return category, solver.vcf_moves(b, me, depth)
 
 
 def random_position(rng: np.random.Generator, board_size: int, num_stones: int,
@@ -129,26 +178,35 @@ def _has_five(solver: Solver, board: np.ndarray) -> bool:
 
 def generate(board_size: int = 15, per_category: int = 40, seed: int = 0,
              stones: tuple[int, int] = (10, 40), max_positions: int = 200_000,
-             max_solutions: int = 12, log: Callable[[str], None] = lambda s: None) -> Suite:
-    """Sample random positions until each category has `per_category` puzzles (or
+             max_solutions: int = 12, log: Callable[[str], None] = lambda s: None,
+             categories: Collection[str] = CATEGORIES) -> Suite:
+    """Sample random positions until each of `categories` has `per_category` puzzles (or
     `max_positions` were tried), freestyle, k = 5.
 
     Puzzles with more than `max_solutions` correct moves are dropped (too easy to hit).
+    The puzzles of one category do not depend on which other categories are selected
+    (the same random positions are drawn and labelled the same way), as long as
+    `max_positions` is not reached first. On 15x15 about 1 random position in 90 gives a
+    `fours_7` or `fours_9` puzzle (the shipped 80 took 7,200 positions, under a minute).
     """
+    selected = [c for c in CATEGORIES if c in set(categories)]
+    if not selected or len(selected) != len(set(categories)):
+        raise ValueError(f"categories must be a non-empty selection of {CATEGORIES}, "
+                         f"got {list(categories)}")
     config = GameConfig(board_size=board_size, win_length=5, rule="freestyle")
     solver = Solver(board_size, 5)
     rng = np.random.default_rng(seed)
-    found: dict[str, list[Puzzle]] = {c: [] for c in CATEGORIES}
+    found: dict[str, list[Puzzle]] = {c: [] for c in selected}
     seen = set()
-    for tried in range(1, max_positions + 1):
-        if all(len(v) >= per_category for v in found.values()):
-            break
+    tried = 0
+    while tried < max_positions and any(len(v) < per_category for v in found.values()):
+        tried += 1
         board = random_position(rng, board_size, int(rng.integers(*stones)))
         if board is None or _has_five(solver, board) or board.tobytes() in seen:
             continue
         seen.add(board.tobytes())
         to_move = 1 if np.sum(board == 1) == np.sum(board == -1) else -1
-        label = classify(solver, board, to_move)
+        label = classify(solver, board, to_move, selected)
         if label is None or len(label[1]) > max_solutions:
             continue
         category, solutions = label
@@ -156,7 +214,8 @@ def generate(board_size: int = 15, per_category: int = 40, seed: int = 0,
             found[category].append(Puzzle(f"{category}-{len(found[category]):03d}", category,
                                           board, to_move, tuple(sorted(solutions))))
             log(f"{tried} positions: " + ", ".join(f"{c} {len(v)}" for c, v in found.items()))
-    return Suite(config, tuple(p for c in CATEGORIES for p in found[c]))
+    log(f"done: {tried} positions drawn (seed {seed})")
+    return Suite(config, tuple(p for c in selected for p in found[c]))
 
 
 # -- files --------------------------------------------------------------------------------
@@ -215,6 +274,7 @@ def load(path: str | Path) -> Suite:
 
 
 def default_suite() -> Suite:
-    """The suite shipped with the package: 15x15 freestyle, 40 puzzles per category."""
+    """The suite shipped with the package: 15x15 freestyle, 40 puzzles per category (280:
+    the five basic categories, then `fours_7` and `fours_9`; see the module doc)."""
     text = resources.files("gomoku_jax.games.gomoku").joinpath("data", DEFAULT_SUITE).read_text()
     return from_json(json.loads(text), DEFAULT_SUITE)

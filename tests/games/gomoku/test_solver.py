@@ -129,6 +129,142 @@ def test_saving_moves_match_brute_force(n, k, stones, data):
             assert got == expected and len(got) < np.sum(board == 0)
 
 
+def brute_fives(board, n, k, colour) -> list[int]:
+    return [int(c) for c in np.flatnonzero(board == 0) if makes_line(board, n, k, int(c), colour)]
+
+
+def makes_four(board, n, k, cell, colour) -> bool:
+    """Whether a `colour` stone on `cell` leaves k - 1 of its stones and one empty cell in
+    some run of k cells through `cell` (walks the 4 lines)."""
+    r, c = divmod(cell, n)
+    for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        for start in range(-(k - 1), 1):
+            run = [(r + (start + i) * dr, c + (start + i) * dc) for i in range(k)]
+            if not all(0 <= rr < n and 0 <= cc < n for rr, cc in run):
+                continue
+            values = [colour if (rr, cc) == (r, c) else board[rr * n + cc] for rr, cc in run]
+            if values.count(colour) == k - 1 and values.count(0) == 1:
+                return True
+    return False
+
+
+def brute_vcf(board, n, k, me, plies) -> bool:
+    """`me` to move wins within `plies` by fives and fours only: every empty cell tried."""
+    return any(brute_vcf_move(board, n, k, me, int(m), plies) for m in np.flatnonzero(board == 0))
+
+
+def brute_vcf_move(board, n, k, me, move, plies) -> bool:
+    """The VCF rules, from the definitions: a five wins; else the move must block the
+    opponent's only five (none if it has two) and must make a four; then two five cells of
+    `me` win, one is blocked and the VCF goes on."""
+    if makes_line(board, n, k, move, me):
+        return True
+    if plies < 3:
+        return False
+    threats = brute_fives(board, n, k, -me)
+    if len(threats) >= 2 or (threats and move != threats[0]):
+        return False
+    if not makes_four(board, n, k, move, me):
+        return False
+    board[move] = me
+    try:
+        after = brute_fives(board, n, k, me)
+        assert after, "a four leaves a five cell"
+        if len(after) >= 2:
+            return True
+        if plies < 5:
+            return False
+        block = after[0]
+        if makes_line(board, n, k, block, -me):
+            return False
+        board[block] = -me
+        won = brute_vcf(board, n, k, me, plies - 2)
+        board[block] = 0
+        return won
+    finally:
+        board[move] = 0
+
+
+VCF_PLIES = (1, 3, 5, 7, 9)
+
+
+def check_vcf(solver, board, n, k, me):
+    for plies in VCF_PLIES:
+        assert solver.vcf_wins_within(board, me, plies) == brute_vcf(board.copy(), n, k, me,
+                                                                     plies), plies
+        expected = [int(m) for m in np.flatnonzero(board == 0)
+                    if brute_vcf_move(board.copy(), n, k, me, int(m), plies)]
+        assert solver.vcf_moves(board, me, plies) == expected, plies
+    depth = solver.vcf_depth(board, me, 9)
+    assert depth == next((p for p in VCF_PLIES if solver.vcf_wins_within(board, me, p)), None)
+
+
+@pytest.mark.parametrize("n,k,stones", [(7, 4, (12, 30)), (6, 4, (10, 24)), (7, 5, (20, 36))])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_vcf_matches_brute_force(n, k, stones, data):
+    board, me = data.draw(positions(n, k, stones))
+    check_vcf(Solver(n, k), board, n, k, me)
+
+
+def test_vcf_matches_brute_force_on_deep_positions():
+    """Positions the generator labels `fours_7` / `fours_9` on 7x7 (k = 5), where VCFs of
+    three and four fours are the point, against the brute force at every depth."""
+    from gomoku_jax.games.gomoku import tactics
+    suite = tactics.generate(7, per_category=3, seed=11, max_positions=5_000,
+                             categories=tactics.FOURS_CATEGORIES)
+    assert len(suite.puzzles) == 6
+    solver = Solver(7, 5)
+    for p in suite.puzzles:
+        board = p.board.reshape(-1)
+        check_vcf(solver, board, 7, 5, p.to_move)
+        assert solver.vcf_depth(board, p.to_move, 9) == tactics.FOURS_PLIES[p.category]
+
+
+@pytest.mark.parametrize("n,k,stones", SMALL)
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_vcf_win_is_a_win(n, k, stones, data):
+    """A VCF within p plies is a win within p plies (the converse fails: threes)."""
+    board, me = data.draw(positions(n, k, stones))
+    solver = Solver(n, k)
+    for plies in (1, 3, 5):
+        if solver.vcf_wins_within(board, me, plies):
+            assert solver.wins_within(board, me, plies)
+        if plies > 1 and not solver.wins_within(board, me, plies - 2):
+            assert set(solver.vcf_moves(board, me, plies)) <= set(
+                solver.winning_moves(board, me, plies))
+
+
+def test_vcf_of_three_fours_on_a_big_board():
+    """Hand-built 7-ply VCF: black (2, 5) makes a four on row 2 (white must block (2, 6)),
+    then (6, 5) a four on column 5 (white must block (3, 5)) that also makes the three
+    (6, 3)-(6, 5), then (6, 2) or (6, 6) an open four, and five at ply 7. (2, 5) is its only
+    start. Black also wins within 5 plies, but not by fours: (6, 5) at once is a double
+    three, which a VCF search does not see."""
+    n = 15
+    board = np.zeros((n, n), np.int8)
+    for r, c in [(2, 2), (2, 3), (2, 4), (4, 5), (5, 5), (6, 3), (6, 4)]:
+        board[r, c] = 1
+    for r, c in [(2, 1), (1, 5), (14, 14), (14, 0), (0, 14), (14, 7), (7, 14)]:
+        board[r, c] = -1
+    solver = Solver(n, 5)
+    b = board.reshape(-1).copy()
+    cell = lambda r, c: r * n + c  # noqa: E731
+    assert solver.five_cells(b, -1).size == 0 and solver.five_cells(b, 1).size == 0
+    assert solver.four_moves(b, 1).tolist() == [cell(2, 5), cell(2, 6)]
+    assert solver.vcf_depth(b, 1, 9) == 7
+    assert not solver.vcf_wins_within(b, 1, 5) and solver.vcf_moves(b, 1, 5) == []
+    assert solver.vcf_moves(b, 1, 7) == [cell(2, 5)] == solver.vcf_moves(b, 1, 9)
+    assert solver.vcf_wins_within(b, 1, 7) and solver.vcf_wins_within(b, 1, 9)
+    assert solver.wins_within(b, 1, 5) and cell(6, 5) in solver.winning_moves(b, 1, 5)
+    assert np.array_equal(b, board.reshape(-1))  # the solver never modifies its input
+    b[cell(2, 5)], b[cell(2, 6)] = 1, -1  # the forced exchange: a VCF of 5 plies is left
+    assert solver.vcf_moves(b, 1, 5) == [cell(6, 5)] and solver.vcf_depth(b, 1, 9) == 5
+    b[cell(6, 5)], b[cell(3, 5)] = 1, -1
+    assert solver.vcf_moves(b, 1, 3) == [cell(6, 2), cell(6, 6)]
+
+
 def test_open_three_on_a_big_board():
     """An open three: only the two cells next to it stop the open four (the far cells
     leave a four with two open ends)."""

@@ -35,6 +35,9 @@ def test_shipped_suite_shape(shipped):
     assert {c: len(v) for c, v in shipped.by_category().items()} == {
         c: 40 for c in tactics.CATEGORIES}
     assert len({p.board.tobytes() for p in shipped.puzzles}) == len(shipped.puzzles)
+    # the five basic categories first (the original 200), then the VCF ones appended
+    assert [p.category for p in shipped.puzzles] == [c for c in tactics.CATEGORIES
+                                                      for _ in range(40)]
 
 
 def test_shipped_labels_are_the_solvers(shipped):
@@ -44,6 +47,48 @@ def test_shipped_labels_are_the_solvers(shipped):
         for p in items[:2]:
             category, solutions = tactics.classify(solver, p.board, p.to_move)
             assert (category, tuple(sorted(solutions))) == (p.category, p.solutions)
+
+
+def test_shipped_fours_puzzles_are_vcfs(shipped):
+    """Six `fours_7` / `fours_9` puzzles re-checked piece by piece: the opponent has no five
+    cell, the shortest VCF is the category's horizon, the solutions are exactly the VCF's
+    first moves (each a four), and there is no win within 5 plies (first two only: slower)."""
+    solver = Solver(15, 5)
+    for category, plies in tactics.FOURS_PLIES.items():
+        for i, p in enumerate(shipped.by_category()[category][:3]):
+            b, me = p.board.reshape(-1), p.to_move
+            assert solver.five_cells(b, -me).size == 0 and solver.five_cells(b, me).size == 0
+            assert solver.vcf_depth(b, me, 9) == plies
+            assert tuple(solver.vcf_moves(b, me, plies)) == p.solutions
+            assert set(p.solutions) <= set(solver.four_moves(b, me).tolist())
+            if i == 0:
+                assert not solver.wins_within(b, me, 5)
+
+
+def test_category_selection():
+    """`generate(categories=...)` draws the same positions: the VCF puzzles alone are those
+    of the full generation; `classify` answers None for a category not selected."""
+    suite = small_suite()
+    fours = tactics.generate(9, per_category=3, seed=7, max_positions=20_000,
+                             categories=tactics.FOURS_CATEGORIES)
+    expected = [p for p in suite.puzzles if p.category in tactics.FOURS_CATEGORIES]
+    assert [p.category for p in fours.puzzles] == ["fours_7"] * 3 + ["fours_9"] * 3
+    assert [(p.id, p.solutions) for p in fours.puzzles] == [(p.id, p.solutions)
+                                                            for p in expected]
+    assert all(np.array_equal(a.board, b.board) for a, b in zip(fours.puzzles, expected))
+    solver = Solver(9, 5)
+    for p in suite.puzzles:
+        label = tactics.classify(solver, p.board, p.to_move, tactics.FOURS_CATEGORIES)
+        if p.category in tactics.FOURS_CATEGORIES:
+            assert (label[0], tuple(label[1])) == (p.category, p.solutions)
+        else:
+            assert label is None
+    with pytest.raises(ValueError, match="categories must be"):
+        tactics.generate(9, per_category=1, categories=("fours_11",))
+    with pytest.raises(ValueError, match="categories must be"):
+        tactics.generate(9, per_category=1, categories=())
+    with pytest.raises(ValueError, match="categories must be among"):
+        tactics.classify(solver, suite.puzzles[0].board, 1, ("mate",))
 
 
 def test_five_and_block_against_the_env(shipped):
