@@ -28,11 +28,12 @@ AGENTS: dict[str, Agent] = {
     "fauxgo_heuristic": FauxGoHeuristicAgent(),  # Faux Go's (seed 004)
     "policy": PolicyAgent(),
     "gmo": GMOAgent(),  # seed 002's gradient move optimisation
-    "mcts": SearchAgent(),  # PUCT
-    # The classic baseline: UCT with one random playout per leaf.
+    "mcts": SearchAgent(),  # PUCT, with VCF at the root
+    # The classic baseline: UCT with one random playout per leaf, no threat search.
     "pure_mcts": SearchAgent(search=PureMCTS().for_play(), evaluator="rollout",
-                             num_simulations=1000),
+                             num_simulations=1000, threat_search=0),
 }
+AGENTS["puct"] = AGENTS["mcts"]
 for _name, _cls in ALGORITHMS.items():
     AGENTS.setdefault(_name, SearchAgent(search=_cls().for_play()))
 

@@ -4,6 +4,7 @@ and the evaluator's prior alone (`policy`)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable, Optional
 
 import jax
@@ -47,8 +48,11 @@ class _EvaluatorAgent(BatchedAgent):
 class SearchAgent(_EvaluatorAgent):
     """Tree search with the algorithm `search` (its class names it: PUCT, Gumbel, pure
     MCTS, ...; see `gomoku_jax.search`) and `num_simulations` simulations per move. The
-    default config is PUCT at full strength (no root noise, the most visited move); self-play
-    passes its own exploration config. `info`: the search policy and the root value.
+    default config is PUCT at full strength (no root noise, the most visited move) with an
+    unvisited move's Q at its parent's value (`q_transform="parent"`: with seed 001's 0, a
+    side under pressure spreads its visits over untried moves, and 8x the simulations
+    scored 73% against 1x where "parent" scores 86%; experiments/search_scaling.py);
+    self-play passes its own exploration config. `info`: the search policy and the root value.
 
     With `reuse_tree` the agent state is the last search's tree (`mctx.Tree`, leaves
     [tree_capacity, ...] per game): at the next move the subtree under the node holding the
@@ -58,12 +62,18 @@ class SearchAgent(_EvaluatorAgent):
     `num_simulations` new nodes. Root noise, where the config has it, is drawn afresh on a
     reused root. `tree_capacity` 0 means 2 x num_simulations + 1. Needs the
     "gomoku_jax" loop. Off by default (an opt-in for play: arena, tournament, pbrain).
+
+    `threat_search` > 0 runs the game's threat-space search at the root first
+    (`Env.forcing_moves` with that node budget; Gomoku: VCF): a forced win found there is
+    played, and when the opponent has one the root searches only the moves that refute it.
+    0 turns it off (games without the hook ignore it).
     """
 
-    search: SearchAlgorithm = PUCT().for_play()
+    search: SearchAlgorithm = PUCT(q_transform="parent").for_play()
     num_simulations: int = 64
     reuse_tree: bool = False
     tree_capacity: int = 0
+    threat_search: int = 512
 
     def __post_init__(self):
         super().__post_init__()
@@ -80,6 +90,10 @@ class SearchAgent(_EvaluatorAgent):
         if self.num_simulations % self.search.leaves_per_step:
             raise ValueError(f"num_simulations ({self.num_simulations}) must be a multiple of "
                              f"the search's leaves_per_step ({self.search.leaves_per_step})")
+        if isinstance(self.threat_search, bool) or not isinstance(self.threat_search, int) \
+                or self.threat_search < 0:
+            raise ValueError(f"threat_search must be an int >= 0 (a node budget; 0: off), got "
+                             f"{self.threat_search!r}")
         if self.reuse_tree and self.search.loop != "gomoku_jax":
             raise ValueError("reuse_tree needs the search loop 'gomoku_jax' (mctx's cannot "
                              f"continue a tree), got loop={self.search.loop!r}")
@@ -101,16 +115,36 @@ class SearchAgent(_EvaluatorAgent):
         return jax.tree.map(lambda x: x[0], loop.empty_tree(one, self.capacity,
                                                             self.game.num_actions))
 
+    def forcing_moves(self, states) -> tuple[Optional[jax.Array], Optional[jax.Array]]:
+        """(win int32[B], -1 where none; root_mask bool[B, A]) of the game's threat search
+        (`threat_search`), or (None, None) when it is off. Batch 1 runs unbatched, so that
+        the game's `lax.cond`s skip what a position does not need."""
+        if not self.threat_search:
+            return None, None
+        fn = functools.partial(self.game.forcing_moves, max_nodes=self.threat_search)
+        if states.legal_action_mask.shape[0] == 1:
+            win, allowed = fn(jax.tree.map(lambda x: x[0], states))
+            return win[None], allowed[None]
+        return jax.vmap(fn)(states)
+
+    def search_from(self, params, states, key, num_simulations: int, tree=None,
+                    root_mask=None):
+        """`self.search.search` with this agent's game and evaluator (a `SearchOutput`)."""
+        return self.search.search(self.game, self.evaluator_fn(), params, states, key,
+                                  num_simulations, tree=tree, root_mask=root_mask)
+
     def act_batch(self, params, agent_states, states, keys):
         tree = None
         if self.reuse_tree:
             tree = reuse.continue_from(agent_states, states, self.num_simulations)
-        out = self.search.search(self.game, self.evaluator_fn(), params, states, keys[0],
-                                 self.num_simulations, tree=tree)
+        win, root_mask = self.forcing_moves(states)
+        out = self.search_from(params, states, keys[0], self.num_simulations, tree, root_mask)
+        action = out.action if win is None else jnp.where(win >= 0, win, out.action)
         if self.reuse_tree:  # the agent state keeps init's structure and dtypes
             agent_states = out.tree.replace(
                 extra_data=None, root_invalid_actions=out.tree.root_invalid_actions.astype(bool))
-        return out.action, agent_states, {"policy": out.policy, "value": out.value}
+        return action.astype(jnp.int32), agent_states, {"policy": out.policy,
+                                                        "value": out.value}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -115,12 +115,15 @@ class SearchAlgorithm(abc.ABC):
 
     @abc.abstractmethod
     def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
+               num_simulations: int, tree: Optional[mctx.Tree] = None,
+               root_mask: Optional[jax.Array] = None) -> SearchOutput:
         """Search from every state of the batch and choose a move for each (see the module
         docstring). `tree`: continue from this tree (leaves [B, N, ...], N >= S + 1; its
         root is `states` wherever its root is visited, e.g. `reuse.reroot`'s), where it
         has room for the S new nodes; None: a fresh tree of S + 1 nodes. Raises ValueError
-        at trace time when the tree would not fit, or for a tree with `loop="mctx"`."""
+        at trace time when the tree would not fit, or for a tree with `loop="mctx"`.
+        `root_mask` bool[B, A]: restrict the root's candidates to it too (a board where that
+        leaves none keeps its candidates; see `model.root_output`)."""
 
     def for_play(self) -> "SearchAlgorithm":
         """The full-strength copy of this config: no exploration noise, greedy."""

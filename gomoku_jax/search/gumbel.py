@@ -59,10 +59,12 @@ class Gumbel(SearchAlgorithm):
         return dataclasses.replace(self, gumbel_scale=0.0, sample_plies=0)
 
     def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
+               num_simulations: int, tree: Optional[mctx.Tree] = None,
+               root_mask: Optional[jax.Array] = None) -> SearchOutput:
         check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
         k_root, k_gumbel, k_search, k_move = jax.random.split(key, 4)
-        root, allowed = model.root_output(env, evaluator, self, params, states, k_root)
+        root, allowed = model.root_output(env, evaluator, self, params, states, k_root,
+                                            root_mask)
         q = mctx.qtransform_completed_by_mix_value
         gumbel = self.gumbel_scale * jax.random.gumbel(k_gumbel, root.prior_logits.shape)
         if tree is None:

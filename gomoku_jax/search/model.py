@@ -21,14 +21,22 @@ import mctx
 
 from gomoku_jax.games.protocol import is_over, reward_of
 from gomoku_jax.search import loop
-from gomoku_jax.search.evaluate import evaluate, shape_prior
+from gomoku_jax.search.evaluate import MASKED, evaluate, shape_prior
 
 
-def root_output(env, evaluator, algorithm, params: Any, states: Any, key: jax.Array
-                ) -> tuple[mctx.RootFnOutput, jax.Array]:
-    """(the root for mctx with its shaped, masked prior; candidates bool[B, A])."""
+def root_output(env, evaluator, algorithm, params: Any, states: Any, key: jax.Array,
+                root_mask: Optional[jax.Array] = None) -> tuple[mctx.RootFnOutput, jax.Array]:
+    """(the root for mctx with its shaped, masked prior; candidates bool[B, A]).
+
+    root_mask: bool[B, A] or None: where given, the root's candidates are also restricted to
+    it (e.g. the moves that refute the opponent's forced win), except on a board where that
+    would leave no candidate."""
     logits, value = evaluate(env, evaluator, algorithm.symmetry, params, states, key)
     logits, allowed = shape_prior(env, algorithm, logits, states)
+    if root_mask is not None:
+        kept = allowed & root_mask
+        allowed = jnp.where(jnp.any(kept, axis=-1, keepdims=True), kept, allowed)
+        logits = jnp.where(allowed, logits, MASKED)
     return mctx.RootFnOutput(prior_logits=logits, value=value, embedding=states), allowed
 
 

@@ -74,10 +74,12 @@ class PUCT(VisitSampling, SearchAlgorithm):
         return dataclasses.replace(self, dirichlet_fraction=0.0, greedy=True)
 
     def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
+               num_simulations: int, tree: Optional[mctx.Tree] = None,
+               root_mask: Optional[jax.Array] = None) -> SearchOutput:
         check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
         k_root, k_noise, k_search, k_move = jax.random.split(key, 4)
-        root, allowed = model.root_output(env, evaluator, self, params, states, k_root)
+        root, allowed = model.root_output(env, evaluator, self, params, states, k_root,
+                                            root_mask)
         if self.dirichlet_fraction > 0:
             alpha = noise.dirichlet_alpha(states.legal_action_mask, self.dirichlet_alpha,
                                           self.adaptive_alpha)

@@ -48,10 +48,12 @@ class PureMCTS(VisitSampling, SearchAlgorithm):
         return dataclasses.replace(self, greedy=True)
 
     def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
+               num_simulations: int, tree: Optional[mctx.Tree] = None,
+               root_mask: Optional[jax.Array] = None) -> SearchOutput:
         check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
         k_root, k_search, k_move = jax.random.split(key, 3)
-        root, allowed = model.root_output(env, evaluator, self, params, states, k_root)
+        root, allowed = model.root_output(env, evaluator, self, params, states, k_root,
+                                            root_mask)
         select = functools.partial(selection.uct_selection, exploration=self.exploration)
         tree = model.run(env, evaluator, self, params, root, allowed, k_search,
                          num_simulations, select, tree=tree)

@@ -153,7 +153,9 @@ def choose_by_visits(sampling, env, states, tree: mctx.Tree, key: jax.Array) -> 
     if sampling.greedy:
         # Q in [-1, 1] adds less than one visit: it only breaks ties between counts.
         scores = summary.visit_counts + 0.25 * (jnp.clip(summary.qvalues, -1, 1) + 1)
-        scores = jnp.where(summary.visit_counts > 0, scores, -1.0)
+        # A reused root may hold visits of moves this search's root no longer allows.
+        scores = jnp.where((summary.visit_counts > 0) & ~tree.root_invalid_actions.astype(bool),
+                           scores, -1.0)
         decisive = jax.vmap(decisive_children, in_axes=(0, None))(tree, tree.ROOT_INDEX)
         scores = jnp.where(decisive, 1e9, scores)
         return jnp.argmax(scores, axis=-1).astype(jnp.int32)

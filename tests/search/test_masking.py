@@ -54,3 +54,28 @@ def test_mctx_selection_would_visit_illegal_children(monkeypatch):
     monkeypatch.setattr(selection, "puct_selection", unmasked)
     bad, searched = run("control", search.make("puct", symmetry="none", dirichlet_fraction=0.1))
     assert bad > searched // 10
+
+
+@pytest.mark.parametrize("name", ["puct", "gumbel", "pure_mcts"])
+def test_root_mask_restricts_the_root(name):
+    """`root_mask` keeps the root to its moves (where it leaves any): no visit and no move
+    outside it; a board whose mask meets no candidate keeps all of them."""
+    import jax.numpy as jnp
+    import numpy as np
+    env, states = late_positions(7, 4, 4, seed=1)
+    legal = np.asarray(states.legal_action_mask)
+    mask = np.zeros_like(legal)
+    for b in range(3):  # boards 0-2: two legal cells each; board 3: no overlap at all
+        mask[b, np.flatnonzero(legal[b])[:2]] = True
+    mask[3] = ~legal[3]
+    algorithm = search.make(name, symmetry="none", **({"dirichlet_fraction": 0.0}
+                                                      if name == "puct" else {}))
+    out = jax.jit(lambda s, k, m: algorithm.search(env, PeakedEvaluator(), None, s, k, 16,
+                                                   root_mask=m))(
+        states, jax.random.key(2), jnp.asarray(mask))
+    visits = np.asarray(out.tree.children_visits[:, 0])
+    action = np.asarray(out.action)
+    for b in range(3):
+        assert visits[b][~mask[b]].sum() == 0 and visits[b][mask[b]].sum() > 0
+        assert mask[b, action[b]]
+    assert legal[3, action[3]] and visits[3].sum() > 0

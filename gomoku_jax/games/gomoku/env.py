@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from gomoku_jax.games import symmetry
 from gomoku_jax.games.board import BoardEnv
-from gomoku_jax.games.gomoku import positions, rules
+from gomoku_jax.games.gomoku import positions, rules, threat_moves
 from gomoku_jax.games.gomoku.config import FeaturePlane, GameConfig
 from gomoku_jax.games.gomoku.features.proximity import proximity_mask
 from gomoku_jax.games.gomoku.observe import observe
@@ -38,7 +38,8 @@ class Gomoku(BoardEnv):
         `legal_action_mask` is all True, so masked policies never divide by zero.
 
     Hooks: the D4 symmetries, seed 000's proximity mask as candidate weights, the 8
-    three-stone openings, the synthetic tactical training examples (seed 000 level 3).
+    three-stone openings, the synthetic tactical training examples (seed 000 level 3), VCF
+    at the root for play (`forcing_moves`).
     All methods are pure functions of their arguments; batch them with `jax.vmap`.
     """
 
@@ -94,6 +95,11 @@ class Gomoku(BoardEnv):
     def default_openings(self) -> tuple[tuple[int, ...], ...]:
         """The 8 three-stone openings near the centre (`openings.DEFAULT_OPENINGS`)."""
         return opening_actions(DEFAULT_OPENINGS, self.board_size)
+
+    def forcing_moves(self, state: State, max_nodes: int) -> tuple[jax.Array, jax.Array]:
+        """VCF at the root: the side to move's winning four, or the refutations of the
+        opponent's VCF (`threat_moves.forcing_moves`)."""
+        return threat_moves.forcing_moves(state, max_nodes)
 
     def synthetic_examples(self, key: jax.Array, num: int) -> Examples:
         """Seed 000's tactical examples (complete-five and block-four), see `tactical.py`."""

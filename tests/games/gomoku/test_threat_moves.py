@@ -1,0 +1,106 @@
+"""Gomoku's root threat search (`threat_moves.forcing_moves`, the `forcing_moves` hook):
+the move it plays starts a real VCF, the root it leaves refutes the opponent's, checked with
+the exact solver's VCF (`Solver.vcf_*`) and on the shipped suite's VCF puzzles."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import numpy as np
+import pytest
+
+from gomoku_jax.agents import registry
+from gomoku_jax.games.gomoku import tactics
+from gomoku_jax.games.gomoku.env import Gomoku
+from gomoku_jax.games.gomoku.positions import from_board
+from gomoku_jax.games.gomoku.solver import Solver
+
+N = 9
+
+
+@functools.lru_cache(maxsize=None)
+def hook(n: int, nodes: int = 512):
+    return jax.jit(functools.partial(Gomoku(n).forcing_moves, max_nodes=nodes))
+
+
+def random_positions(seed: int, count: int, n: int = N):
+    """Boards from random near-stone play (`tactics.random_position`) with no five on them
+    and no five cell for either side (a five cell is the trivial case)."""
+    rng = np.random.default_rng(seed)
+    solver = Solver(n, 5)
+    out = []
+    while len(out) < count:
+        board = tactics.random_position(rng, n, int(rng.integers(12, 30)))
+        if board is None:
+            continue
+        flat = board.reshape(-1)
+        if np.any(np.abs(flat[solver.windows].sum(axis=1)) == 5):
+            continue
+        me = 1 if np.sum(board == 1) == np.sum(board == -1) else -1
+        if solver.five_cells(flat, me).size or solver.five_cells(flat, -me).size:
+            continue
+        out.append((board, me))
+    return out
+
+
+@pytest.fixture(scope="module")
+def positions():
+    return random_positions(0, 60)
+
+
+def test_win_starts_a_vcf_and_allowed_refutes(positions):
+    solver = Solver(N, 5)
+    wins = threatened = 0
+    for board, me in positions:
+        win, allowed = hook(N)(from_board(Gomoku(N).config, board, me))
+        win, allowed = int(win), np.asarray(allowed)
+        own = solver.vcf_depth(board, me, 17)
+        theirs = solver.vcf_depth(board, -me, 17)
+        if win >= 0:
+            wins += 1
+            assert own is not None
+            assert win in solver.vcf_moves(board, me, own)  # a shortest VCF's first move
+        elif theirs is not None:
+            threatened += 1
+            legal = board.reshape(-1) == 0
+            refuting = [m for m in np.flatnonzero(legal) if not _after(solver, board, m, me)]
+            if refuting:  # every move kept refutes (our checks are exact when they finish)
+                kept = np.flatnonzero(allowed)
+                assert set(kept) <= set(refuting) or set(kept) == set(np.flatnonzero(legal))
+        else:
+            assert np.array_equal(allowed, board.reshape(-1) == 0)
+    assert wins >= 3 and threatened >= 3, (wins, threatened)
+
+
+def _after(solver, board, m, me) -> bool:
+    """Whether the opponent has a VCF after `me` plays m."""
+    b = board.reshape(-1).copy()
+    b[m] = me
+    if solver.five_cells(b, me).size and np.any(
+            np.abs(b[solver.windows].sum(axis=1)) == 5):
+        return False  # m made our five: the game is over
+    return solver.vcf_depth(b, -me, 17) is not None
+
+
+def test_no_threats_leave_the_root_alone():
+    env = Gomoku(N)
+    state = env.init(jax.random.key(0))
+    win, allowed = hook(N)(state)
+    assert int(win) == -1 and np.array_equal(np.asarray(allowed),
+                                             np.asarray(state.legal_action_mask))
+
+
+@pytest.mark.parametrize("category", ["fours_7", "fours_9"])
+def test_search_agent_plays_the_shipped_vcf_puzzles(category):
+    """One simulation is enough: the move comes from the threat search (and without it the
+    same agent misses most of them)."""
+    suite = tactics.default_suite()
+    puzzles = [p for p in suite.puzzles_for_eval() if p[1] == category][:8]
+    env = suite.env
+    agent = registry.make("mcts", num_simulations=1).bind(env)
+    states = jax.tree.map(lambda *x: np.stack(x), *[p[2] for p in puzzles])
+    keys = jax.random.split(jax.random.key(0), len(puzzles))
+    act = jax.jit(agent.act_batch)
+    actions = np.asarray(act(None, jax.vmap(agent.init)(keys), states, keys)[0])
+    assert all(int(a) in p[3] for a, p in zip(actions, puzzles))
