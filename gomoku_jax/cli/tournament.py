@@ -59,7 +59,8 @@ def main(args: argparse.Namespace) -> int:
 
     def report(m: MatchResult, seconds: float) -> None:
         print(f"  {m.agent_a} vs {m.agent_b}: {m.record} (W-D-L), score {m.score:.1%}, "
-              f"Elo {elo.format_elo(m.elo)}  [{seconds:.1f} s]", flush=True)
+              f"pairs {'/'.join(map(str, m.pairs))}, Elo {elo.format_paired(m.elo_paired)} "
+              f"(paired), {m.distinct_games} distinct games  [{seconds:.1f} s]", flush=True)
 
     count = len(openings or env.default_openings())
     print(f"{len(specs)} agents, {len(specs) * (len(specs) - 1) // 2} pairs, "

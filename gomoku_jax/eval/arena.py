@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import math
 from typing import Any, Callable, Optional, Sequence
 
@@ -85,7 +86,11 @@ class MatchResult:
       as_first, as_second: A's record as the game's first player / second player.
       per_opening: for each opening, (A's record as first, A's record as second).
       mean_length: the mean number of moves of the games (openings included).
-      elo: the Elo difference A - B with its interval.
+      elo: the Elo difference A - B with its interval, from the games as if independent
+        (trinomial).
+      pair_points: A's points per game pair, [opening][replica]: the game with A first and
+        the one with B first from the same opening (replica r of each side), 0 to 2.
+      distinct_games: how many of the games differ (see `final_position_keys`).
     """
 
     agent_a: str
@@ -99,6 +104,18 @@ class MatchResult:
     per_opening: tuple[tuple[Record, Record], ...]
     mean_length: float
     elo: elo.EloEstimate
+    pair_points: Optional[tuple[tuple[float, ...], ...]] = None
+    distinct_games: Optional[int] = None
+
+    @property
+    def pairs(self) -> Optional[tuple[int, int, int, int, int]]:
+        """How many pairs A scored 0, 1/2, 1, 3/2, 2 points in (None without pairs)."""
+        return None if self.pair_points is None else elo.pair_counts(self.pair_points)
+
+    @property
+    def elo_paired(self) -> Optional[elo.PairedEloEstimate]:
+        """The paired (pentanomial) Elo difference A - B (None without pairs)."""
+        return None if self.pair_points is None else elo.estimate_pairs(self.pairs)
 
     @property
     def record(self) -> Record:
@@ -142,6 +159,11 @@ class MatchResult:
             "elo": self.elo.to_dict(),
             "as_first": self.as_first.to_dict(), "as_second": self.as_second.to_dict(),
             "mean_length": self.mean_length,
+            "pairs": None if self.pairs is None else list(self.pairs),
+            "pair_points": None if self.pair_points is None else [
+                list(p) for p in self.pair_points],
+            "elo_paired": None if self.pair_points is None else self.elo_paired.to_dict(),
+            "distinct_games": self.distinct_games,
             "openings": [{"actions": list(o), "moves": t, "a_first": f.to_dict(),
                           "a_second": sec.to_dict()}
                          for o, t, (f, sec) in zip(self.openings, self.opening_text,
@@ -158,7 +180,7 @@ class MatchResult:
         else:
             interval = (f"{e.diff:+.1f} ± {e.margin:.1f} ({e.confidence:.0%} interval "
                         f"{e.lower:+.1f} .. {e.upper:+.1f})")
-        return "\n".join([
+        lines = [
             f"{self.agent_a} vs {self.agent_b}: {self.game_label}, {self.games} games = {o} "
             f"opening{'s' * (o != 1)} of {moves} move{'s' * (moves != 1)} x 2 sides x "
             f"{self.games_per_opening_colour}",
@@ -167,7 +189,15 @@ class MatchResult:
             f"  as first player {self.as_first} (W-D-L), as second {self.as_second}",
             f"  Elo difference {self.agent_a} - {self.agent_b}: {interval}",
             f"  mean game length {self.mean_length:.1f} moves",
-        ])
+        ]
+        if self.pair_points is not None:
+            p = self.elo_paired
+            lines.append(f"  paired: {p.pairs} pairs scoring 0/½/1/1½/2: "
+                         f"{'/'.join(map(str, p.counts))}; Elo {elo.format_paired(p)} "
+                         f"({p.confidence:.0%}{', one-sided' if p.method == 'exact' else ''})")
+        if self.distinct_games is not None:
+            lines.append(f"  distinct games: {self.distinct_games} of {self.games}")
+        return "\n".join(lines)
 
     def per_opening_table(self) -> str:
         """Markdown: A's record per opening and side."""
@@ -238,6 +268,21 @@ def _outcomes(out: MatchOutcome, a_is_first: bool, num_openings: int, g: int) ->
     return np.sign(returns[np.arange(len(player)), a_player]).reshape(num_openings, g)
 
 
+def final_position_keys(out: MatchOutcome) -> list[bytes]:
+    """A digest per game of its final state (every leaf: for Gomoku the board, the last
+    moves, the stone count, the winner) and its length.
+
+    Games that repeat move for move end in the same state, so the number of different keys
+    never overcounts the different games; two move orders that end in the same position
+    count once (a lower bound, exact unless games transpose into one final position). It
+    needs nothing from the compiled match beyond the final states it already returns.
+    """
+    leaves = [np.asarray(x) for x in jax.tree.leaves(out.states)] + [np.asarray(out.plies)]
+    rows = [x.reshape(x.shape[0], -1) for x in leaves]
+    return [hashlib.blake2b(b"".join(np.ascontiguousarray(r[i]).tobytes() for r in rows),
+                            digest_size=16).digest() for i in range(rows[0].shape[0])]
+
+
 def run_match(env: Env, agent_a: Agent, agent_b: Agent, key: jax.Array,
               games_per_opening_colour: int,
               openings: Optional[Sequence[Sequence[int]]] = None,
@@ -287,6 +332,9 @@ def run_match(env: Env, agent_a: Agent, agent_b: Agent, key: jax.Array,
     as_second = Record.from_outcomes(outcome_second)
     total = as_first + as_second
     lengths = np.concatenate([a_first.plies, b_first.plies]) + len(openings[0])
+    # Pair (opening o, replica r): A first in game (o, r) of one half, second in the other's.
+    pair_points = (outcome_first + 1.0) / 2.0 + (outcome_second + 1.0) / 2.0
+    distinct = len(set(final_position_keys(a_first)) | set(final_position_keys(b_first)))
     return MatchResult(
         agent_a=names[0] if names else agent_a.name,
         agent_b=names[1] if names else agent_b.name,
@@ -294,4 +342,6 @@ def run_match(env: Env, agent_a: Agent, agent_b: Agent, key: jax.Array,
         opening_text=tuple(" ".join(env.action_to_text(a) for a in o) for o in openings),
         games_per_opening_colour=g, as_first=as_first, as_second=as_second,
         per_opening=per_opening, mean_length=float(np.mean(lengths)),
-        elo=elo.estimate(total.wins, total.draws, total.losses))
+        elo=elo.estimate(total.wins, total.draws, total.losses),
+        pair_points=tuple(tuple(float(x) for x in row) for row in pair_points),
+        distinct_games=distinct)

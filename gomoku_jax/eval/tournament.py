@@ -3,7 +3,10 @@
 Each pair plays `run_match` (every opening with both colours), the pairwise results feed a
 Bradley-Terry / Elo maximum-likelihood fit (`elo.fit_ratings`, mean 0 or one agent
 anchored at 0), and the result prints as markdown (ratings, a score matrix, the pairs with
-their Elo differences) or JSON.
+their Elo differences) or JSON. Each pair's Elo difference comes twice: from the games as if
+independent (trinomial) and from the colour-swapped game pairs (pentanomial, `elo.
+estimate_pairs`), the one to trust when the colour or the opening decides games; with it
+the pairs' score counts and how many of the games were different.
 
     python experiments/tournament.py --agents random,proximity_random,heuristic \\
         --board-size 9 --games 64 --out table.md --json table.json
@@ -68,6 +71,12 @@ class TournamentResult:
             out[i, j], out[j, i] = m.score, 1.0 - m.score
         return out
 
+    def distinct_games(self, name: str) -> tuple[int, int]:
+        """(different games, games) of `name` over all its matches."""
+        distinct = sum(m.distinct_games or 0 for m in self.matches
+                       if name in (m.agent_a, m.agent_b))
+        return distinct, self.record(name).games
+
     def ranking(self) -> list[int]:
         """Indices of the agents from the highest rating down."""
         return sorted(range(len(self.names)), key=lambda i: -self.ratings[i])
@@ -86,18 +95,30 @@ class TournamentResult:
         for rank, i in enumerate(order, 1):
             r = self.record(self.names[i])
             rows.append([str(rank), self.names[i], f"{self.ratings[i]:+.1f}", f"{r.score:.1%}",
-                         str(r.wins), str(r.draws), str(r.losses), str(r.games)])
-        ratings = markdown_table(["rank", "agent", "Elo", "score", "W", "D", "L", "games"], rows)
+                         str(r.wins), str(r.draws), str(r.losses), str(r.games),
+                         str(self.distinct_games(self.names[i])[0])])
+        ratings = markdown_table(["rank", "agent", "Elo", "score", "W", "D", "L", "games",
+                                  "distinct games"], rows)
         scores = self.score_matrix()
         matrix = markdown_table(
             ["score of row vs column"] + [self.names[j] for j in order],
             [[self.names[i]] + ["—" if i == j else f"{scores[i, j]:.1%}" for j in order]
              for i in order])
         pairs = markdown_table(
-            ["A", "B", "A's W-D-L", "A's score", "A first", "A second", "Elo A - B (95%)"],
+            ["A", "B", "A's W-D-L", "A's score", "A first", "A second",
+             "A's pairs 0/½/1/1½/2", "distinct games", "Elo A - B, paired (95%)",
+             "Elo A - B, games (95%)"],
             [[m.agent_a, m.agent_b, str(m.record), f"{m.score:.1%}", str(m.as_first),
-              str(m.as_second), elo.format_elo(m.elo)] for m in self.matches])
-        return "\n\n".join([header, ratings, matrix, pairs])
+              str(m.as_second), _pairs_cell(m), _distinct_cell(m), _paired_cell(m),
+              elo.format_elo(m.elo)] for m in self.matches])
+        notes = ("Paired: the two games of an opening and replica with the sides swapped are "
+                 "a pair; the interval is the pair score's mean ± 1.96 standard errors "
+                 "mapped to Elo (pentanomial). At 0% or 100% it is the one-sided 97.5% exact "
+                 "(Clopper-Pearson) bound on the pairs; an end of ±inf: too few pairs to bound "
+                 "that side. Games: the trinomial interval, which "
+                 "treats the games as independent. Distinct games: different final "
+                 "positions (repeated games count once).")
+        return "\n\n".join([header, ratings, matrix, pairs, notes])
 
     def to_dict(self) -> dict:
         """JSON-ready: the game, the ratings table (best first), the score matrix, the
@@ -116,12 +137,25 @@ class TournamentResult:
                        "elo": float(self.ratings[i]),
                        "score": self.record(self.names[i]).score,
                        **self.record(self.names[i]).to_dict(),
-                       "games": self.record(self.names[i]).games}
+                       "games": self.record(self.names[i]).games,
+                       "distinct_games": self.distinct_games(self.names[i])[0]}
                       for rank, i in enumerate(self.ranking(), 1)],
             "score_matrix": [[None if math.isnan(x) else float(x) for x in row]
                              for row in scores],
             "matches": [m.to_dict() for m in self.matches],
         }
+
+
+def _pairs_cell(m: MatchResult) -> str:
+    return "—" if m.pairs is None else "/".join(map(str, m.pairs))
+
+
+def _distinct_cell(m: MatchResult) -> str:
+    return "—" if m.distinct_games is None else f"{m.distinct_games} of {m.games}"
+
+
+def _paired_cell(m: MatchResult) -> str:
+    return "—" if m.pair_points is None else elo.format_paired(m.elo_paired)
 
 
 def _entrants(entrants: Sequence[Entrant]) -> list[tuple[str, Agent]]:

@@ -21,6 +21,7 @@ from conftest import EndCell
 from gomoku_jax.agents import Agent
 from gomoku_jax import agents
 from gomoku_jax.eval import arena, run_match
+from gomoku_jax.eval.match import MatchOutcome
 from gomoku_jax.games.gomoku.openings import DEFAULT_OPENINGS, opening_actions
 
 ENV7 = gomoku_jax.make("gomoku", board_size=7)
@@ -170,3 +171,44 @@ def test_total_games_round_up_to_both_colours_of_every_opening(total, openings, 
 def test_total_games_must_be_positive():
     with pytest.raises(ValueError, match="number of games must be an int >= 1"):
         arena.per_opening_colour(0, 8)
+
+
+def test_pairs_and_distinct_games_of_deterministic_agents():
+    # FIRST vs LAST: the side to move wins, so every pair (same opening and replica, sides
+    # swapped) is 1-1, and the 3 replicas of each opening and side are one game.
+    r = run_match(ENV7, FIRST, LAST, jax.random.key(0), 3)
+    assert len(r.pair_points) == 8 and all(len(p) == 3 for p in r.pair_points)
+    assert r.pairs == (0, 0, 24, 0, 0)
+    assert r.distinct_games == 16  # 8 openings x 2 side assignments, of 48 games
+    p = r.elo_paired
+    assert p.pairs == 24 and p.games == r.games and p.method == "uniform" and p.diff == 0.0
+    # the paired interval knows the 1-1 pairs say little about a difference but much about
+    # its size: narrower than the trinomial's 24-0-24
+    assert p.upper - p.lower < r.elo.upper - r.elo.lower
+    assert "distinct games: 16 of 48" in r.summary() and "0/0/24/0/0" in r.summary()
+
+
+def test_pair_points_add_up_to_the_record():
+    r = heuristic_vs_random(0)
+    assert sum(r.pairs) == r.games // 2 == 8
+    assert sum(map(sum, r.pair_points)) == pytest.approx(r.wins + 0.5 * r.draws)
+    for (first, second), points in zip(r.per_opening, r.pair_points):
+        assert sum(points) == pytest.approx(first.points + second.points)
+    assert 1 <= r.distinct_games <= r.games
+    d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+    assert sum(d["pairs"]) == 8 and d["distinct_games"] == r.distinct_games
+    assert d["elo_paired"]["pairs"] == 8
+
+
+def test_final_position_keys_tell_games_apart():
+    r = run_match(ENV7, FIRST, LAST, jax.random.key(0), 1, TWO_STONES)
+    assert r.distinct_games == 4  # 2 openings x 2 side assignments, all different
+    start = ENV7.from_moves(list(TWO_STONES[0]))
+    states = jax.tree.map(lambda x: jnp.stack([x, x]), start)
+    out = MatchOutcome(states, jnp.zeros((2, 2)), jnp.zeros(2, jnp.int32),
+                       jnp.array([0, 1], jnp.int32))
+    a, b = arena.final_position_keys(out)
+    assert a != b  # same position, different lengths
+    out = out._replace(plies=jnp.array([1, 1], jnp.int32))
+    a, b = arena.final_position_keys(out)
+    assert a == b

@@ -191,3 +191,136 @@ def test_pairwise_tables():
 def test_fit_rejects_bad_input(points, games, kwargs, message):
     with pytest.raises(ValueError, match=message):
         elo.fit_ratings(points, games, **kwargs)
+
+
+# ------------------------------------------------------------- paired (pentanomial) Elo
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+def test_pair_counts():
+    assert elo.pair_counts([0, 0.5, 1, 1, 2, 1.5, 2, 2]) == (1, 1, 2, 1, 3)
+    assert elo.pair_counts(np.array([[1.0, 1.0], [2.0, 0.0]])) == (1, 0, 2, 0, 1)
+    with pytest.raises(ValueError, match="pair points must be"):
+        elo.pair_counts([0.25])
+    with pytest.raises(ValueError, match="pair points must be"):
+        elo.pair_counts([2.5])
+
+
+def test_paired_hand_computed():
+    # 15 pairs: X = points / 2 takes 0, 1/4, 1/2, 3/4, 1 with counts 1..5.
+    e = elo.estimate_pairs((1, 2, 3, 4, 5))
+    assert e.pairs == 15 and e.games == 30 and e.method == "normal"
+    assert e.score == pytest.approx(2 / 3)
+    # E[X^2] = 8.125 / 15, Var = 8.125/15 - 4/9 = 7/72, se = sqrt(7/72 / 15) = sqrt(7/1080)
+    assert e.score_stderr == pytest.approx(math.sqrt(7 / 1080))
+    lo, hi = 2 / 3 - elo.Z95 * math.sqrt(7 / 1080), 2 / 3 + elo.Z95 * math.sqrt(7 / 1080)
+    assert (e.score_lower, e.score_upper) == pytest.approx((lo, hi))
+    assert (round(lo, 4), round(hi, 4)) == (0.5089, 0.8245)
+    assert e.diff == pytest.approx(400 * math.log10(2))  # odds 2:1: +120.4
+    assert e.lower == pytest.approx(-400 * math.log10(1 / lo - 1))
+    assert round(e.lower, 1) == 6.2 and round(e.upper, 1) == 268.7
+    assert str(e) == "+120.4 [+6.2, +268.7]"
+
+
+def test_paired_perfect_score_is_a_one_sided_exact_bound():
+    e = elo.estimate_pairs((0, 0, 0, 0, 32))
+    assert e.method == "exact" and e.diff == math.inf and e.upper == math.inf
+    # Clopper-Pearson, 0 failures in 32 pairs, one-sided 97.5%: p = 0.025^(1/32)
+    assert e.score_lower == pytest.approx(0.025 ** (1 / 32))
+    assert e.lower == pytest.approx(elo.elo_diff(0.025 ** (1 / 32)))
+    assert math.isfinite(e.lower) and e.lower > 0
+    assert str(e) == f"> {e.lower:+.1f}" == "> +365.2"
+    zero = elo.estimate_pairs((32, 0, 0, 0, 0))
+    assert zero.lower == -math.inf and zero.upper == pytest.approx(-e.lower)
+    assert str(zero) == "< -365.2"
+    d = json.loads(json.dumps(e.to_dict(), allow_nan=False))
+    assert d["upper"] is None and d["diff"] is None and d["pairs"] == 32
+
+
+def test_paired_pairs_weigh_less_than_independent_games_at_100_percent():
+    # 32 won pairs are 64 won games, but only 32 independent observations.
+    assert elo.estimate_pairs((0, 0, 0, 0, 32)).lower < elo.estimate(64, 0, 0).lower
+
+
+def test_paired_uniform_pairs():
+    # every pair 1-1: the rate q of other pairs is bounded by (1 - q)^64 = 0.05
+    e = elo.estimate_pairs((0, 0, 64, 0, 0))
+    q = 1 - 0.05 ** (1 / 64)
+    assert e.method == "uniform" and e.diff == 0.0
+    assert e.upper == pytest.approx(elo.elo_diff(0.5 + q / 2)) == pytest.approx(-e.lower)
+    assert round(e.upper, 1) == 15.9
+    e = elo.estimate_pairs((0, 0, 0, 10, 0))  # all 1.5: s = 3/4
+    q = 1 - 0.05 ** (1 / 10)
+    assert (e.score_lower, e.score_upper) == pytest.approx((0.75 * (1 - q), 0.75 + q / 4))
+
+
+def test_paired_end_outside_0_1_is_infinite_not_nonsense():
+    e = elo.estimate_pairs((1, 0, 0, 0, 3))  # 4 pairs: too few to bound from above
+    assert e.method == "normal" and e.upper == math.inf and math.isfinite(e.lower)
+    assert e.score_upper == 1.0
+    assert str(e).endswith("+inf]")
+
+
+@pytest.mark.parametrize("counts, message", [
+    ((1, 2, 3, 4), "5 non-negative ints"),
+    ((1, 2, 3, 4, -1), "5 non-negative ints"),
+    ((1, 2, 3, 4, 0.5), "5 non-negative ints"),
+    ((0, 0, 0, 0, 0), "no pairs"),
+])
+def test_paired_bad_counts(counts, message):
+    with pytest.raises(ValueError, match=message):
+        elo.estimate_pairs(counts)
+
+
+def _independent_pairs(w: int, d: int, l: int) -> tuple[int, ...]:
+    """Pentanomial counts whose empirical distribution is the product of the trinomial
+    (w, d, l) with itself: every (first game, second game) outcome combination once per
+    product of counts, so the two games of a pair look independent."""
+    counts = [0] * 5
+    for i, ci in enumerate((l, d, w)):  # points 0, 1/2, 1
+        for j, cj in enumerate((l, d, w)):
+            counts[i + j] += ci * cj
+    return tuple(counts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 20), st.integers(0, 20), st.integers(0, 20))
+def test_paired_equals_trinomial_when_pairs_look_independent(w, d, l):
+    n = w + d + l
+    if n == 0 or (w == n or l == n or d == n):
+        return  # degenerate: no variance, bounds by different rules
+    counts = _independent_pairs(w, d, l)
+    paired = elo.estimate_pairs(counts)
+    # The trinomial of the same games: each outcome appears 2 n times per count.
+    games = elo.estimate(2 * n * w, 2 * n * d, 2 * n * l)
+    assert paired.games == games.games
+    assert paired.score == pytest.approx(games.score)
+    # Var(X1 + X2) = 2 Var(X) for independent games, so the two standard errors agree.
+    assert paired.score_stderr == pytest.approx(games.score_stderr, rel=1e-9)
+    # The paired interval is the score interval mapped through d (computed here directly).
+    s, se = games.score, games.score_stderr
+    lo, hi = max(s - elo.Z95 * se, 0.0), min(s + elo.Z95 * se, 1.0)
+    assert paired.lower == pytest.approx(elo.elo_diff(lo), rel=1e-9)
+    assert paired.upper == pytest.approx(elo.elo_diff(hi), rel=1e-9)
+    # ... and its half-width agrees with the trinomial's delta method to first order (when
+    # the interval is narrow next to the distance to 0% and 100%, where d bends).
+    if elo.Z95 * se < 0.05 * min(s, 1 - s):
+        assert (paired.upper - paired.lower) / 2 == pytest.approx(games.margin, rel=0.02)
+
+
+def test_correlated_pairs_change_the_width_as_theory_says():
+    n = 40
+    # Colour decides: every pair 1-1 (negatively correlated games). Pair variance 0: the
+    # paired interval is much narrower than the trinomial one of 40 wins and 40 losses.
+    one_one = elo.estimate_pairs((0, 0, n, 0, 0))
+    trinomial = elo.estimate(n, 0, n)
+    assert one_one.upper - one_one.lower < (trinomial.upper - trinomial.lower) / 3
+    # Strength decides: pairs are 2-0 or 0-2 (positively correlated). Var(pair mean) is
+    # twice the independent games' Var / 2: the standard error grows by sqrt(2).
+    two_zero = elo.estimate_pairs((n // 2, 0, 0, 0, n // 2))
+    assert two_zero.score_stderr == pytest.approx(math.sqrt(2) * trinomial.score_stderr)
+    assert two_zero.upper - two_zero.lower > trinomial.upper - trinomial.lower
+    # Independent-looking pairs (1/4 2-0, 1/2 1-1, 1/4 0-2) match the trinomial's se.
+    independent = elo.estimate_pairs((n // 4, 0, n // 2, 0, n // 4))
+    assert independent.score_stderr == pytest.approx(trinomial.score_stderr)

@@ -56,15 +56,23 @@ def test_the_heuristic_is_rated_first_and_the_fit_matches_the_records():
 def test_markdown_tables():
     t = three_agents()
     text = t.markdown()
-    header, ratings, matrix, pairs = text.split("\n\n")
+    header, ratings, matrix, pairs, notes = text.split("\n\n")
     assert "gomoku (board_size=7, win_length=5" in header and \
         "3 agents, 16 games per pair" in header
     rows = ratings.splitlines()
-    assert rows[0] == "| rank | agent | Elo | score | W | D | L | games |"
+    assert rows[0] == "| rank | agent | Elo | score | W | D | L | games | distinct games |"
     assert len(rows) == 2 + 3 and rows[2].startswith("| 1 | heuristic | +")
     assert len(matrix.splitlines()) == 2 + 3 and "—" in matrix
     assert len(pairs.splitlines()) == 2 + 3
     assert "| random | proximity_random |" in pairs
+    assert "Elo A - B, paired (95%)" in pairs.splitlines()[0]
+    assert "pentanomial" in notes and "Clopper-Pearson" in notes
+    for m, row in zip(t.matches, pairs.splitlines()[2:]):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        counts = [int(c) for c in cells[6].split("/")]
+        assert sum(counts) == m.games // 2 == 8
+        assert cells[7] == f"{m.distinct_games} of 16"
+        assert cells[8] == elo.format_paired(m.elo_paired)
 
 
 def test_json_keys():
@@ -76,9 +84,11 @@ def test_json_keys():
     assert [row["rank"] for row in d["table"]] == [1, 2, 3]
     assert d["table"][0]["agent"] == "heuristic"
     assert set(d["table"][0]) == {"rank", "agent", "elo", "score", "wins", "draws", "losses",
-                                  "games"}
+                                  "games", "distinct_games"}
+    assert all(sum(m["pairs"]) == 8 for m in d["matches"])
     assert d["score_matrix"][0][0] is None and len(d["matches"]) == 3
-    assert d["games_per_pair"] == 16 and d["game"]["board_size"] == 7 and d["game"]["id"] == "gomoku"
+    assert d["games_per_pair"] == 16 and d["game"]["board_size"] == 7
+    assert d["game"]["id"] == "gomoku"
 
 
 def test_anchor_shifts_the_ratings():
