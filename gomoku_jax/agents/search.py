@@ -4,7 +4,6 @@ and the evaluator's prior alone (`policy`)."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any, Callable, Optional
 
 import jax
@@ -117,15 +116,10 @@ class SearchAgent(_EvaluatorAgent):
 
     def forcing_moves(self, states) -> tuple[Optional[jax.Array], Optional[jax.Array]]:
         """(win int32[B], -1 where none; root_mask bool[B, A]) of the game's threat search
-        (`threat_search`), or (None, None) when it is off. Batch 1 runs unbatched, so that
-        the game's `lax.cond`s skip what a position does not need."""
+        (`threat_search` nodes), or (None, None) when it is off."""
         if not self.threat_search:
             return None, None
-        fn = functools.partial(self.game.forcing_moves, max_nodes=self.threat_search)
-        if states.legal_action_mask.shape[0] == 1:
-            win, allowed = fn(jax.tree.map(lambda x: x[0], states))
-            return win[None], allowed[None]
-        return jax.vmap(fn)(states)
+        return self.game.forcing_moves(states, self.threat_search)
 
     def search_from(self, params, states, key, num_simulations: int, tree=None,
                     root_mask=None):

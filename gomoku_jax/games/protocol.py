@@ -28,8 +28,9 @@ Optional hooks, each with a default here that a game overrides when it has somet
         the symmetry group (D4 on square boards; the identity alone by default)
     candidate_weights(state) -> float32[A] in [0, 1]
         prior shaping for search: Gomoku's proximity mask (seed 000); ones by default
-    forcing_moves(state, max_nodes) -> (win int32[], allowed bool[A])
-        a threat-space search at the root for play (Gomoku: VCF); none by default
+    forcing_moves(states, max_nodes) -> (win int32[B], allowed bool[B, A])
+        a threat-space search at the root for play (Gomoku: VCF), over a batch; none by
+        default
     pass_action            the pass action's index, or None
     max_game_length        plies a game can last at most (default: num_actions)
     move_number(state)     plies played so far, for move-number schedules (default: 0)
@@ -183,14 +184,16 @@ class Env(abc.ABC):
         threshold). Ones by default, which makes shaping a no-op."""
         return jnp.ones((self.num_actions,), jnp.float32)
 
-    def forcing_moves(self, state: State, max_nodes: int) -> tuple[jax.Array, jax.Array]:
-        """A threat-space search at the root, for play (Gomoku: VCF, `vcf.py`): (win int32[],
-        a move that forces a win, -1 if none; allowed bool[A], the moves worth searching,
-        e.g. only those that refute the opponent's forced win). `state` one state, not
-        batched; `max_nodes` the search's node budget (static). Default: (-1, the legal
-        moves), no threat search."""
+    def forcing_moves(self, states: State, max_nodes: int) -> tuple[jax.Array, jax.Array]:
+        """A threat-space search at the root, for play (Gomoku: VCF, `vcf.py`): (win
+        int32[B], a move that forces a win, -1 if none; allowed bool[B, A], the moves worth
+        searching, e.g. only those that refute the opponent's forced win). Unlike the other
+        hooks it takes a batch (leaves [B, ...]), so that a game can skip costly work no
+        board needs with one `lax.cond`. `max_nodes`: the search's node budget (static).
+        Default: (-1, the legal moves), no threat search."""
         del max_nodes
-        return jnp.int32(-1), state.legal_action_mask
+        mask = states.legal_action_mask
+        return jnp.full(mask.shape[:1], -1, jnp.int32), mask
 
     @property
     def pass_action(self) -> Optional[int]:

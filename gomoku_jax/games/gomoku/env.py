@@ -96,10 +96,10 @@ class Gomoku(BoardEnv):
         """The 8 three-stone openings near the centre (`openings.DEFAULT_OPENINGS`)."""
         return opening_actions(DEFAULT_OPENINGS, self.board_size)
 
-    def forcing_moves(self, state: State, max_nodes: int) -> tuple[jax.Array, jax.Array]:
-        """VCF at the root: the side to move's winning four, or the refutations of the
-        opponent's VCF (`threat_moves.forcing_moves`)."""
-        return threat_moves.forcing_moves(state, max_nodes)
+    def forcing_moves(self, states: State, max_nodes: int) -> tuple[jax.Array, jax.Array]:
+        """VCF at the root of a batch: the side to move's winning four, or the refutations
+        of the opponent's VCF (`threat_moves.forcing_moves`)."""
+        return threat_moves.forcing_moves(states, max_nodes)
 
     def synthetic_examples(self, key: jax.Array, num: int) -> Examples:
         """Seed 000's tactical examples (complete-five and block-four), see `tactical.py`."""

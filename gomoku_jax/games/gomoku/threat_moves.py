@@ -11,8 +11,7 @@ they search.
   K refutes, the root keeps the moves whose check ran out of budget, or else every move
   (a move we did not check is no better than one that loses: the search decides).
 
-One board, pure JAX; `lax.cond` skips the refutation searches when the opponent has no VCF
-(under `vmap` both branches run, so call it unbatched at batch 1).
+Pure JAX over a batch of states, with batch-level `lax.cond`s around the costly parts.
 """
 
 from __future__ import annotations
@@ -28,26 +27,29 @@ from gomoku_jax.games.gomoku.state import State
 from gomoku_jax.games.gomoku.vcf import VCFConfig, opponent_vcf, refutations, vcf
 
 
-def forcing_moves(state: State, max_nodes: int, max_depth: int = 8,
+def forcing_moves(states: State, max_nodes: int, max_depth: int = 8,
                   max_candidates: int = 16) -> tuple[jax.Array, jax.Array]:
-    """(win int32[]: a move that starts the side to move's VCF, -1 if none was found;
-    allowed bool[N*N]: the moves worth searching: the legal moves, or the refutations of
-    the opponent's VCF when it has one).
+    """(win int32[B]: a move that starts the side to move's VCF, -1 where none was found;
+    allowed bool[B, N*N]: the moves worth searching: the legal moves, or the refutations of
+    the opponent's VCF where it has one).
+
+    Batched on purpose: the refutation searches (K VCF searches a board) and the search for
+    a shortest line run under a batch-level `lax.cond`, only when some board needs them.
 
     Args:
-      state: one Gomoku state (not batched); max_nodes, max_depth: each VCF search's
+      states: Gomoku states, leaves [B, ...]; max_nodes, max_depth: each VCF search's
         bounds (`VCFConfig`, static); max_candidates: K refutation candidates (static).
     """
-    cfg = state.config
+    cfg = states.config
     n, k, rule = cfg.board_size, cfg.win_length, cfg.rule
     config = VCFConfig(max_depth=max_depth, max_nodes=max_nodes)
-    board, me = state.board, state.color
-    legal = state.legal_action_mask & ~state.terminated
-    own = vcf(board, me, k, rule, config)
-    theirs = opponent_vcf(board, me, k, rule, config)
+    boards, me, over = states.board, states.color, states.terminated
+    legal = states.legal_action_mask & ~over[:, None]
+    own = jax.vmap(lambda b, c: vcf(b, c, k, rule, config))(boards, me)
+    theirs = jax.vmap(lambda b, c: opponent_vcf(b, c, k, rule, config))(boards, me)
 
-    def refute(_):
-        line = jnp.zeros((n * n,), bool).at[jnp.where(theirs.line >= 0, theirs.line,
+    def refute(board, me, legal, their_line):
+        line = jnp.zeros((n * n,), bool).at[jnp.where(their_line >= 0, their_line,
                                                       n * n)].set(True, mode="drop")
         codes = threats(board, me, k, rule).reshape(n * n, 4)
         my_fours = jnp.any((codes == FOUR) | (codes == OPEN_FOUR), axis=-1)
@@ -59,12 +61,21 @@ def forcing_moves(state: State, max_nodes: int, max_depth: int = 8,
         rest = jnp.where(jnp.any(out.unknown), out.unknown, legal)
         return jnp.where(jnp.any(out.refutes), out.refutes, rest)
 
-    def shortest(_):  # the first line found may be long: look for a shortest one
-        short = vcf(board, me, k, rule, dataclasses.replace(config, shortest=True))
-        return jnp.where(short.found, short.move, own.move)
+    def shortest(board, me):  # the first line found may be long: look for a shortest one
+        return vcf(board, me, k, rule, dataclasses.replace(config, shortest=True))
 
-    threatened = theirs.found & ~own.found & ~state.terminated
-    allowed = jax.lax.cond(threatened, refute, lambda _: legal, None)
-    move = jax.lax.cond(own.found & (own.depth > 1), shortest, lambda _: own.move, None)
-    win = jnp.where(own.found & ~state.terminated, move, -1).astype(jnp.int32)
+    threatened = theirs.found & ~own.found & ~over
+    allowed = jax.lax.cond(
+        jnp.any(threatened),
+        lambda: jnp.where(threatened[:, None],
+                          jax.vmap(refute)(boards, me, legal, theirs.line), legal),
+        lambda: legal)
+    long = own.found & (own.depth > 1) & ~over
+
+    def shorter():
+        short = jax.vmap(shortest)(boards, me)
+        return jnp.where(long & short.found, short.move, own.move)
+
+    move = jax.lax.cond(jnp.any(long), shorter, lambda: own.move)
+    win = jnp.where(own.found & ~over, move, -1).astype(jnp.int32)
     return win, allowed

@@ -20,8 +20,16 @@ N = 9
 
 
 @functools.lru_cache(maxsize=None)
-def hook(n: int, nodes: int = 512):
+def _batched(n: int, nodes: int):
     return jax.jit(functools.partial(Gomoku(n).forcing_moves, max_nodes=nodes))
+
+
+def hook(n: int, nodes: int = 512):
+    """The hook on one state (a batch of one)."""
+    def one(state):
+        win, allowed = _batched(n, nodes)(jax.tree.map(lambda x: x[None], state))
+        return win[0], allowed[0]
+    return one
 
 
 def random_positions(seed: int, count: int, n: int = N):
@@ -104,3 +112,16 @@ def test_search_agent_plays_the_shipped_vcf_puzzles(category):
     act = jax.jit(agent.act_batch)
     actions = np.asarray(act(None, jax.vmap(agent.init)(keys), states, keys)[0])
     assert all(int(a) in p[3] for a, p in zip(actions, puzzles))
+
+
+def test_batch_equals_one_board_at_a_time(positions):
+    """The batch-level conds change nothing: a batch mixing threatened, winning and quiet
+    boards gives each board what it gets alone."""
+    config = Gomoku(N).config
+    states = [from_board(config, b, me) for b, me in positions[:24]]
+    batch = jax.tree.map(lambda *x: np.stack(x), *states)
+    wins, allowed = _batched(N, 512)(batch)
+    for i, state in enumerate(states):
+        win, mask = hook(N)(state)
+        assert int(wins[i]) == int(win)
+        assert np.array_equal(np.asarray(allowed[i]), np.asarray(mask))
