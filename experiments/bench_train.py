@@ -449,10 +449,11 @@ def measure_train(trainer: AlphaZero, state, buffer, repeats: int, seed: int,
 def measure_iteration(trainer: AlphaZero, state, repeats: int,
                       max_seconds: float) -> Measurement:
     """Time `AlphaZero.iteration` (its own shardings and donation: `state` is donated and
-    each call takes the previous call's state); work = B x T positions."""
+    each call takes the previous call's state); work = B x T positions. Network self-play
+    (a bootstrap evaluator's iterations are not timed here)."""
     sp = trainer.config.selfplay
-    timing = time_jitted(trainer.iteration, (state,), repeats, lambda out, args: (out[0],),
-                         max_seconds)
+    timing = time_jitted(trainer.jitted_iteration[False], (state,), repeats,
+                         lambda out, args: (out[0],), max_seconds)
     return _measurement("iteration", sp.games, sp.moves, timing, repeats)
 
 

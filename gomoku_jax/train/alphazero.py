@@ -11,6 +11,12 @@ batch from the buffer (plus the game's fresh synthetic examples), augmenting it 
 elements of the game's symmetry group and taking one AdamW step. The host only sees the
 returned metrics. Any game of the platform trains the same way (`config.game`).
 
+Bootstrap (`selfplay.bootstrap_iterations` > 0): the first iterations' self-play searches
+with `selfplay.bootstrap_evaluator` (e.g. Gomoku's heuristic) instead of the network; the
+rest of the iteration is the same. The choice is a static flag of `_iteration`, so there are
+two compiled iterations, picked on the host by iteration number (`bootstraps`), each traced
+once.
+
 Devices: `jax.sharding` with one mesh axis "data" over `run.devices` devices (0: all).
 The self-play boards and each training batch are sharded along it; params, optimiser state
 and the replay buffer are replicated. The code is written for the global batch and XLA
@@ -30,6 +36,7 @@ import numpy as np
 from flax import struct
 from jax.sharding import NamedSharding, PartitionSpec as P
 
+from gomoku_jax.agents import evaluators
 from gomoku_jax.agents.search import SearchAgent
 from gomoku_jax.nets.resnet import NetVars, PolicyValueModel
 from gomoku_jax.search.evaluators import NetworkEvaluator
@@ -97,6 +104,10 @@ class AlphaZero:
         self.total_sgd_steps = config.run.iterations * config.optim.sgd_steps
         self.optimizer = learner.make_optimizer(config.optim, self.total_sgd_steps)
         self.evaluator = NetworkEvaluator(self.model)
+        config.selfplay.check_game(self.env)
+        self.bootstrap_evaluator = (
+            evaluators.make(config.selfplay.bootstrap_evaluator, self.env)
+            if config.selfplay.bootstrap_iterations else None)
         self.replicated = NamedSharding(self.mesh, P())
         self.data = NamedSharding(self.mesh, P("data"))
 
@@ -144,19 +155,48 @@ class AlphaZero:
 
     # ------------------------------------------------------------------ the iteration
 
+    def bootstraps(self, iteration: int) -> bool:
+        """Whether the iteration that starts from `iteration` iterations done (0-based)
+        plays its games with the bootstrap evaluator rather than the network."""
+        return iteration < self.config.selfplay.bootstrap_iterations
+
+    def selfplay_evaluator(self, iteration: int) -> str:
+        """The name of the evaluator whose search plays iteration `iteration`'s (0-based)
+        games: "network", or the bootstrap evaluator's name (resolved: "auto" -> the game's)."""
+        if self.bootstraps(iteration):
+            return evaluators.resolve(self.config.selfplay.bootstrap_evaluator, self.env)
+        return evaluators.NETWORK
+
+    def iteration(self, state: TrainState, bootstrap: Optional[bool] = None
+                  ) -> tuple[TrainState, dict]:
+        """One iteration: `(TrainState) -> (TrainState, metrics dict of float32[])`, jitted;
+        the input state's buffers are donated. `bootstrap`: search with the bootstrap
+        evaluator (default: `bootstraps(state.iteration)`, which reads the iteration number
+        back from the device; the loop passes it)."""
+        if bootstrap is None:
+            bootstrap = (self.bootstrap_evaluator is not None
+                         and self.bootstraps(int(state.iteration)))
+        if bootstrap and self.bootstrap_evaluator is None:
+            raise ValueError("bootstrap=True but selfplay.bootstrap_iterations is 0")
+        return self.jitted_iteration[bool(bootstrap)](state)
+
     @functools.cached_property
-    def iteration(self):
-        """Jitted `(TrainState) -> (TrainState, metrics dict of float32[])`; the input
-        state's buffers are donated."""
+    def jitted_iteration(self) -> dict:
+        """{bootstrap flag: the jitted `(TrainState) -> (TrainState, metrics)`} (each
+        compiled on its first call; `.lower` works on them, as benchmarks need)."""
         shardings = self.state_shardings()
-        return jax.jit(self._iteration, in_shardings=(shardings,),
-                       out_shardings=(shardings, self.replicated), donate_argnums=0)
+        return {flag: jax.jit(functools.partial(self._iteration, bootstrap=flag),
+                              in_shardings=(shardings,),
+                              out_shardings=(shardings, self.replicated), donate_argnums=0)
+                for flag in (False, True)}
 
     def _constrain(self, tree, sharding):
         return jax.tree.map(lambda x: jax.lax.with_sharding_constraint(x, sharding), tree)
 
-    def _iteration(self, state: TrainState) -> tuple[TrainState, dict]:
+    def _iteration(self, state: TrainState, bootstrap: bool = False
+                   ) -> tuple[TrainState, dict]:
         cfg = self.config
+        evaluator = self.bootstrap_evaluator if bootstrap else self.evaluator
         key = jax.random.wrap_key_data(state.key)
         key, k_games, k_play, k_train = jax.random.split(key, 4)
         games, pending = state.games, state.pending
@@ -165,7 +205,7 @@ class AlphaZero:
             pending = selfplay.empty_pending(self.env, games)
         games, pending = self._constrain((games, pending), self.data)
         games, pending, samples, valid, stats = selfplay.play(
-            self.env, cfg.search, self.evaluator, cfg.selfplay.num_simulations,
+            self.env, cfg.search, evaluator, cfg.selfplay.num_simulations,
             cfg.selfplay.moves, state.variables, games, pending, k_play)
         games, pending = self._constrain((games, pending), self.data)
         buffer = replay.add(state.buffer, samples, valid)

@@ -23,6 +23,7 @@ import json
 from typing import Any, Iterable, Mapping
 
 from gomoku_jax import configs, games, search
+from gomoku_jax.agents import evaluators
 from gomoku_jax.games.protocol import Env, GameSpec
 from gomoku_jax.nets.resnet import NetConfig
 from gomoku_jax.search.base import SearchAlgorithm
@@ -63,16 +64,42 @@ class SelfPlaySection:
         wait (per board, up to the game's `max_game_length`) until the game ends, so every
         position of every finished game is kept; False: every iteration starts fresh games
         and drops the positions of the games it did not finish.
+      bootstrap_iterations: the first this many iterations search with `bootstrap_evaluator`
+        instead of the network (the network still trains on their games: search-visit
+        policies and outcomes); 0 = network self-play from the start. A cheap evaluator
+        (Gomoku's "heuristic" runs ~10x faster than a small ResNet on a CPU) fills the
+        replay buffer with sensible games while a random network would play noise.
+      bootstrap_evaluator: an evaluator name of `agents.evaluators.EVALUATORS` (or "auto",
+        the game's preferred one) that evaluates the run's game; not "network".
     """
 
     games: int = 128
     moves: int = 64
     num_simulations: int = 64
     carry_games: bool = True
+    bootstrap_iterations: int = 0
+    bootstrap_evaluator: str = "heuristic"
 
     def __post_init__(self):
         for name in ("games", "moves", "num_simulations"):
             _positive(f"selfplay.{name}", getattr(self, name))
+        b = self.bootstrap_iterations
+        if isinstance(b, bool) or not isinstance(b, int) or b < 0:
+            raise ValueError(f"selfplay.bootstrap_iterations must be an int >= 0, got {b!r}")
+        name = self.bootstrap_evaluator
+        allowed = sorted({evaluators.AUTO, *evaluators.EVALUATORS} - {evaluators.NETWORK})
+        if name not in allowed:
+            raise ValueError(f"selfplay.bootstrap_evaluator must be one of {allowed} (the "
+                             f"network plays after the bootstrap), got {name!r}")
+
+    def check_game(self, env: Env) -> None:
+        """ValueError when bootstrapping with an evaluator that cannot evaluate `env`."""
+        if self.bootstrap_iterations:
+            try:
+                evaluators.check(self.bootstrap_evaluator, (), env=env)
+            except ValueError as e:
+                raise ValueError(f"selfplay.bootstrap_evaluator={self.bootstrap_evaluator!r} "
+                                 f"does not fit game {env.id!r}: {e}") from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,6 +215,10 @@ class TrainConfig:
     optim: OptimSection = OptimSection()
     eval: EvalSection = EvalSection()
     run: RunSection = RunSection()
+
+    def __post_init__(self):
+        if self.selfplay.bootstrap_iterations:
+            self.selfplay.check_game(self.env())
 
     def env(self) -> Env:
         """The run's game."""

@@ -187,10 +187,12 @@ def train(config: TrainConfig, run_dir: str | pathlib.Path, *, progress: bool = 
     try:
         for it in range(start + 1, total + 1):
             t0 = time.perf_counter()
-            state, metrics = trainer.iteration(state)
+            state, metrics = trainer.iteration(state, trainer.bootstraps(it - 1))
             metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
             seconds = time.perf_counter() - t0
-            record = {"iteration": it, **metrics, "seconds": seconds,
+            record = {"iteration": it, **metrics,
+                      "selfplay_evaluator": trainer.selfplay_evaluator(it - 1),
+                      "seconds": seconds,
                       "games_per_second": metrics["games"] / seconds,
                       "positions_per_second": metrics["positions"] / seconds}
             last = it == config.run.iterations

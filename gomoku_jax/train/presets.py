@@ -1,4 +1,5 @@
-"""Named training configs: `gomoku-jax train --preset quick|fauxgo|gomoku15|seed|test`."""
+"""Named training configs: `gomoku-jax train --preset NAME`, NAME one of quick, fauxgo,
+gomoku15, gomoku15_cpu, seed, test."""
 
 from __future__ import annotations
 
@@ -30,8 +31,32 @@ _QUICK = TrainConfig(
                      opponents=("random", "heuristic", "pure_mcts:num_simulations=64")),
     run=RunSection(iterations=36, checkpoint_every=10))
 
+# 15×15 freestyle on a 2-core CPU in about an hour (alone on the machine), the shipped
+# default network: the 4×32 trunk with the pattern plane and slim heads (4 head channels,
+# a 128-unit value layer: 0.39M params, 1.6 MB; seed's 32-channel heads would be 3.5M on
+# 15×15), 32-simulation PUCT with the parent-value Q. A random network's self-play is noise
+# and costs several times a heuristic search on a CPU, so the first 150 of 400 iterations
+# search with Gomoku's heuristic evaluator (the net trains on those games' visit policies and
+# outcomes), then the network plays. Measured on the 2-core CPU shared with another job
+# (load ~4): ~12 s per bootstrap iteration, ~20 s per network iteration (8 SGD steps of
+# 256 are ~10 s of either); alone about half. The arena only at the end.
+_GOMOKU15_CPU = TrainConfig(
+    game=GameConfig(board_size=15, win_length=5, observation="canonical",
+                    feature_plane="patterns"),
+    net=dataclasses.replace(NET_PRESETS["small"], head_channels=4, value_hidden=128),
+    search=PUCT(q_transform="parent"),
+    selfplay=SelfPlaySection(games=64, moves=16, num_simulations=32,
+                             bootstrap_iterations=150, bootstrap_evaluator="heuristic"),
+    replay=ReplaySection(capacity=50_000, synthetic_fraction=0.05, min_size=2000),
+    optim=OptimSection(learning_rate=2e-3, batch_size=256, sgd_steps=8,
+                       schedule="warmup_cosine", warmup_steps=40, grad_clip=1.0),
+    eval=EvalSection(every=0, games=32, agent_simulations=64,
+                     opponents=("random", "heuristic", "mcts:threat_search=0")),
+    run=RunSection(iterations=400, checkpoint_every=10))
+
 PRESETS: dict[str, TrainConfig] = {
     "quick": _QUICK,
+    "gomoku15_cpu": _GOMOKU15_CPU,
     # Faux Go 9×9 on a 2-core CPU in about 5 minutes: the quick preset's net, search and
     # optimiser, no synthetic examples (the game has none), the arena at the end.
     "fauxgo": dataclasses.replace(
