@@ -38,7 +38,7 @@ def test_demo_plays_games(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["demo", "--board-size", "3"], "board_size must be an int in 5..19"),
+    (["demo", "--board-size", "3"], "board_size must be an int in 5..20"),
     (["demo", "--rule", "renju"], "rule must be one of"),
     (["demo", "--batch", "0"], "--batch must be >= 1"),
     (["bench", "--batch-sizes", "4,x"], "--batch-sizes takes comma-separated positive"),
@@ -183,7 +183,7 @@ def test_tournament_end_to_end(tmp_path, capsys):
     (["arena", "--a", "random", "--b", "random", "--games", "0"],
      "number of games must be an int >= 1"),
     (["arena", "--a", "random", "--b", "random", "--board-size", "3"],
-     "board_size must be an int in 5..19"),
+     "board_size must be an int in 5..20"),
     (["arena", "--a", "random", "--b", "random", "--rule", "renju"], "rule must be one of"),
     (["arena", "--a", "random", "--b", "random", "--openings", "/nonexistent/o.txt"],
      "cannot read openings file"),

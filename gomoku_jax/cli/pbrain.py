@@ -4,6 +4,9 @@
     gomoku-jax pbrain --agent mcts --agent-config num_simulations=256
     gomoku-jax pbrain --checkpoint runs/quick          # the trained network's own agent
 
+Search agents search anytime by default (until the move's time is spent; `--max-nodes`
+bounds the tree, and so does INFO max_memory); `--no-anytime` uses `--levels` instead.
+
 Agent configs are `--agent-config KEY=VALUE`, read like agent specs (`gomoku_jax.agents.specs`):
 `--agent mcts --agent-config greedy=false` is the spec `mcts:greedy=false`.
 """
@@ -21,6 +24,7 @@ from gomoku_jax.agents.search import PolicyAgent, SearchAgent
 from gomoku_jax.agents.specs import TRAINED, build_agent, parse_fields, trained_agent
 from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.io.pbrain import PbrainEngine
+from gomoku_jax.io.player import DEFAULT_MAX_NODES
 
 if TYPE_CHECKING:
     from gomoku_jax.train.trained import TrainedNetwork
@@ -50,9 +54,17 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                         help="the rule until the manager sends INFO rule (default: freestyle, "
                              "or the checkpoint's)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the agent's random keys")
+    parser.add_argument("--anytime", action=argparse.BooleanOptionalAction, default=True,
+                        help="search agents search until the move's time is spent, in "
+                             "compiled chunks of num_simulations that continue one tree, "
+                             "reused between moves (default); --no-anytime: --levels")
+    parser.add_argument("--max-nodes", type=int, default=DEFAULT_MAX_NODES, metavar="N",
+                        help="the anytime search's largest tree, in nodes (INFO max_memory "
+                             "may bound it further; default %(default)s)")
     parser.add_argument("--levels", type=int, default=3,
                         help="cheaper variants (1/4, 1/16 ... of num_simulations) compiled "
-                             "for time control, for agents that search")
+                             "for time control, for agents with num_simulations that do not "
+                             "search anytime")
     parser.add_argument("--verbose", action="store_true",
                         help="a MESSAGE with the agent's value and move time before each move")
     return parser
@@ -90,6 +102,10 @@ def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
 
     if args.levels < 1:
         raise SystemExit(f"error: --levels must be >= 1, got {args.levels}")
+    if args.max_nodes < 2:
+        raise SystemExit(f"error: --max-nodes must be >= 2, got {args.max_nodes}")
+    timing = dict(levels=args.levels, anytime=args.anytime, max_nodes=args.max_nodes,
+                  verbose=args.verbose)
     network = load_for_cli(args.checkpoint, args.step)
     name = args.agent or (TRAINED if network is not None else "heuristic")
     try:
@@ -99,7 +115,7 @@ def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
                                  f"--checkpoint PATH (a run directory)")
             agent = build_agent(name, agent_config(args.agent_config))
             engine = PbrainEngine(agent, rule=args.rule or "freestyle", seed=args.seed,
-                                  levels=args.levels, verbose=args.verbose)
+                                  **timing)
         else:
             game = network.game_spec
             if not isinstance(game, GameConfig):
@@ -110,8 +126,7 @@ def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
                 print(f"warning: the network was trained for {game.rule}; playing {args.rule} "
                       f"with it until INFO rule says otherwise", file=sys.stderr)
             engine = PbrainEngine(agent, params=network.variables, game=game,
-                                  rule=args.rule or game.rule, seed=args.seed,
-                                  levels=args.levels, verbose=args.verbose)
+                                  rule=args.rule or game.rule, seed=args.seed, **timing)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     return engine

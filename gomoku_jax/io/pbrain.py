@@ -1,18 +1,22 @@
 """A Gomocup (piskvork) engine: any registered agent speaking the pbrain protocol on
 stdin / stdout, one command per line, one answer per command.
 
-  START N        board N x N (5..19): compiles and warms up the agent, then `OK`
+  START N        board N x N (5..20, `GameConfig`'s MAX_BOARD_SIZE; 20 is the Gomocup
+                 freestyle board): compiles and warms up the agent, then `OK`
   RECTSTART W,H  the same when W == H; rectangular boards are an ERROR
-  RESTART        a new game on the same board: `OK`
+  RESTART        a new game on the same board: `OK` (nothing is compiled again)
   BEGIN          we play first (black) on the empty board: our move `x,y`
   TURN X,Y       the opponent played X,Y: our move `x,y`
   BOARD          then lines `X,Y,FIELD` (1 own stone, 2 opponent's) and `DONE`: the whole
                  position, and our move; colours follow from the stone counts (equal
                  counts: we are black)
-  TAKEBACK X,Y   remove the stone on X,Y: `OK`
-  INFO KEY VALUE timeout_turn, timeout_match, time_left (ms), max_memory, game_type, rule,
-                 folder, ...; no answer; unknown keys are ignored
-  ABOUT          name="gomoku_jax", version, author, ...
+  TAKEBACK X,Y   remove the stone on X,Y: `OK`; the position before it, exactly (the
+                 stones' order is kept, so each side's last move is its stone before)
+  INFO KEY VALUE timeout_turn, timeout_match, time_left (ms), max_memory (bytes: a quarter
+                 bounds the search tree, 0 no bound), game_type, rule, folder, ...; no
+                 answer; unknown keys are ignored
+  ABOUT          name="gomoku-jax", version="<installed version>", author, country, www
+                 (from the package's metadata, "-" where it has none), agent
   END            exit
 
 Coordinates are `x,y` with x the column and y the row, 0-based (action = y * N + x).
@@ -32,12 +36,26 @@ don't win). Unsupported bits are approximated, with a MESSAGE: renju (4) plays e
 without forbidden moves, caro (8) and continuous games (2) play the rule of the other bits;
 a BOARD field 3 (continuous games) is an ERROR.
 
-Time: every move gets min(timeout_turn, time_left / 20 when timeout_match > 0) * 0.8 minus
-50 ms (timeout_turn 0: as fast as possible). Agents with a `num_simulations` field are
-compiled at START in cheaper copies too (1/4, 1/16 of the simulations) and each move uses
-the strongest copy whose measured move time fits; other agents are only timed. Nothing is
-compiled while a move is on the clock, except after an INFO rule that changes the rule
-(compiled when the INFO arrives).
+Time: every move gets min(timeout_turn, time_left / max(10, 20 - own stones) when
+timeout_match > 0) * 0.8 minus 50 ms, counted from the moment its command arrives
+(timeout_turn 0: as fast as possible). Search agents (`SearchAgent` with the "gomoku_jax"
+loop) search *anytime* (`agents.anytime`): chunks of `num_simulations` simulations (and
+short ones of 1/8) continue one tree until the next chunk's predicted time would not fit
+the budget, then the most visited move is played; the tree is kept and rerooted at the next
+position, so the work on the expected reply carries over; its size is `max_nodes`, or less
+under INFO max_memory. Other agents with a `num_simulations` field are compiled at START in
+cheaper copies too (1/4, 1/16 of the simulations) and each move uses the strongest copy
+whose measured move time fits; other agents are only timed. Nothing is compiled while a
+move is on the clock: an INFO rule or max_memory that changes what runs compiles when the
+INFO arrives.
+
+Openings (the engine's rule, for every agent): on the empty board we play the centre
+(N // 2, N // 2; a search agent plays it without searching); with 1 to 4 stones we play
+within Chebyshev distance 2 of a stone: the agent's move when it is such a cell, else the
+allowed cell its policy likes best (ties, or no policy: the one nearest the centre). The
+search's prior follows the same rule (`OpeningGomoku`'s candidate weights: centre-weighted
+on the empty board, 1.0 / 0.5 / 0 by distance with 1 to 4 stones), because the proximity
+mask's opening exception (all ones under 5 stones) let the search answer at the edge.
 
 A trained network (`--checkpoint RUN_DIR`, a run of `gomoku-jax train`) plays its own game
 only: START with another board size is an ERROR, and the win length is the run's. The
@@ -50,6 +68,7 @@ The command line is `gomoku_jax.cli.pbrain`.
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import re
 import time
 from typing import Any, Callable, Optional, TextIO
@@ -63,13 +82,17 @@ from gomoku_jax import agents
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.games.gomoku.config import MAX_BOARD_SIZE, MIN_BOARD_SIZE, GameConfig
 from gomoku_jax.games.gomoku.env import Gomoku
+from gomoku_jax.games.gomoku.features.proximity import ProximityConfig, proximity_mask
 from gomoku_jax.games.gomoku.positions import winning_colours
 from gomoku_jax.games.gomoku.state import BLACK, WHITE
-from gomoku_jax.io.player import TimedPlayer, simulations
+from gomoku_jax.io.player import DEFAULT_MAX_NODES, Played, TimedPlayer, simulations
 
 OWN, OPPONENT, EMPTY = 1, -1, 0  # the engine's board: our stones vs the opponent's
 FIELDS = {1: OWN, 2: OPPONENT}  # BOARD's FIELD values
-NAME = "gomoku_jax"
+NAME = "gomoku_jax"  # ABOUT's name when the package's metadata is not installed
+AUTHOR = "gomoku_jax developers"
+OPENING = ProximityConfig()  # its opening_stones: the opening rule's extent
+NEAR = 2  # in the opening, moves within this Chebyshev distance of a stone
 
 # Bits of INFO rule that this engine cannot play exactly, with what it plays instead.
 RULE_BITS = {2: "continuous game", 4: "renju (no forbidden moves here)", 8: "caro"}
@@ -110,12 +133,72 @@ def _line(kind: str, text: str) -> str:
     return f"{kind} {text or '-'}"
 
 
+def about_fields() -> dict[str, str]:
+    """ABOUT's fields: the installed distribution's name, version and home page (from
+    `importlib.metadata`; "-" where it has none), the author and country."""
+    try:
+        meta = importlib.metadata.metadata("gomoku_jax")
+        name, version = meta["Name"], meta["Version"]
+        urls = [u.split(",", 1)[-1].strip() for u in meta.get_all("Project-URL") or []]
+        www = meta.get("Home-page") or (urls[0] if urls else "-")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        name, version, www = NAME, gomoku_jax.__version__, "-"
+    return {"name": name, "version": version, "author": AUTHOR, "country": "-", "www": www}
+
+
+def opening_cells(board: np.ndarray) -> Optional[np.ndarray]:
+    """bool[N*N]: the moves the opening rule allows on `board` (int[N, N], 0 empty), or
+    None when it allows all legal ones. Empty board: the centre (N // 2, N // 2) only;
+    1 .. `OPENING.opening_stones` - 1 stones: the empty cells within Chebyshev distance
+    `NEAR` of a stone; more stones: None."""
+    n = board.shape[0]
+    stones = int(np.count_nonzero(board))
+    if stones >= OPENING.opening_stones:
+        return None
+    allowed = np.zeros((n, n), bool)
+    if stones == 0:
+        allowed[n // 2, n // 2] = True
+    else:
+        padded = np.pad(board != EMPTY, NEAR)
+        for dy in range(2 * NEAR + 1):
+            for dx in range(2 * NEAR + 1):
+                allowed |= padded[dy:dy + n, dx:dx + n]
+        allowed &= board == EMPTY
+    return allowed.reshape(-1)
+
+
+def opening_weights(board: jax.Array, config: ProximityConfig = OPENING) -> jax.Array:
+    """float32[N, N] candidate weights with the engine's opening rule (jittable): on the
+    empty board 1 / (1 + d), d the Chebyshev distance to the centre (N // 2, N // 2)
+    (seed 000's centre weighting); with 1 .. opening_stones - 1 stones the proximity mask
+    of the first `NEAR` rings only (1.0, 0.5; 0 farther); then seed 000's proximity mask."""
+    n = board.shape[-1]
+    stones = jnp.sum(board != 0)
+    line = jnp.abs(jnp.arange(n) - n // 2)
+    centre = 1.0 / (1.0 + jnp.maximum(line[:, None], line[None, :]).astype(jnp.float32))
+    near = proximity_mask(board, ProximityConfig(distance_weights=config.distance_weights[:NEAR],
+                                                 far_weight=0.0, opening_stones=0))
+    return jnp.where(stones == 0, centre,
+                     jnp.where(stones < config.opening_stones, near, proximity_mask(board,
+                                                                                    config)))
+
+
+class OpeningGomoku(Gomoku):
+    """Gomoku whose candidate weights (the search's prior shaping) follow the engine's
+    opening rule (`opening_weights`) instead of the proximity mask's all-ones opening
+    exception; the game itself is Gomoku's."""
+
+    def candidate_weights(self, state) -> jax.Array:
+        return opening_weights(state.board).reshape(-1)
+
+
 @dataclasses.dataclass
 class _Pending:
     """A BOARD being received: stones so far and the last stone listed of each side."""
 
     board: np.ndarray
     last: dict
+    moves: list  # (side, action) in the order listed
 
 
 class PbrainEngine:
@@ -134,24 +217,31 @@ class PbrainEngine:
         and INFO rule still sets the rule, with a MESSAGE when it differs from the game's.
       seed: seeds the agent's random keys.
       levels: how many variants (see `player.variants`) to compile for agents with
-        `num_simulations`.
-      safety, margin_s, match_divisor: the move budget is min(timeout_turn, time_left /
-        match_divisor if timeout_match > 0) * safety - margin_s.
+        `num_simulations` that do not search anytime.
+      anytime: search agents search anytime (see the module docstring); False: variants.
+      max_nodes: the anytime search's largest tree, in nodes.
+      memory_share: the part of INFO max_memory the anytime search's tree may take.
+      safety, margin_s, match_divisor, min_moves_left: the move budget is
+        min(timeout_turn, time_left / max(min_moves_left, match_divisor - own stones) if
+        timeout_match > 0) * safety - margin_s, counted from the moment the command
+        arrived.
       verbose: a MESSAGE line with the agent's value and move time before every move.
       clock: seconds as a float (for tests).
 
     Attributes (read them, don't write them): `size` (None before START), `rule`,
     `board` (int8[N, N] indexed [y, x]: +1 ours, -1 the opponent's, 0 empty), `info` (INFO
     values as given), `limits` (the integer ones), `ended`, `moves_computed` (agent calls),
-    `last_move` (a dict about the latest move).
+    `last_move` (a dict about the latest move), `moves` (the stones in the order played:
+    (side, action) pairs, side +1 ours, -1 the opponent's).
     """
 
     def __init__(self, agent: Agent | str = "heuristic", agent_config: Optional[dict] = None, *,
                  params: Any = None, rule: str = "freestyle", win_length: int = 5,
                  game: Optional[GameConfig] = None, seed: int = 0, levels: int = 3,
-                 safety: float = 0.8, margin_s: float = 0.05,
-                 match_divisor: float = 20.0, verbose: bool = False,
-                 clock: Callable[[], float] = time.perf_counter):
+                 anytime: bool = True, max_nodes: int = DEFAULT_MAX_NODES,
+                 memory_share: float = 0.25, safety: float = 0.8, margin_s: float = 0.05,
+                 match_divisor: float = 20.0, min_moves_left: float = 10.0,
+                 verbose: bool = False, clock: Callable[[], float] = time.perf_counter):
         if isinstance(agent, str):
             agent = agents.make(agent, **(agent_config or {}))
         elif agent_config:
@@ -161,10 +251,14 @@ class PbrainEngine:
         # Validates the rule, and that the agent plays Gomoku.
         agent.check_game(Gomoku(MIN_BOARD_SIZE, min(win_length, MIN_BOARD_SIZE), rule))
         self.agent = agent
-        self.player = TimedPlayer(agent, params, levels=levels, clock=clock)
+        self.player = TimedPlayer(agent, params, levels=levels, anytime=anytime,
+                                  max_nodes=max_nodes, clock=clock)
         self.win_length = win_length
         self.game = game
         self.safety, self.margin_s, self.match_divisor = safety, margin_s, match_divisor
+        self.min_moves_left, self.memory_share = min_moves_left, memory_share
+        self._clock = clock
+        self._line_time = clock()
         self.verbose = verbose
         self._base_key = jax.random.key(seed)
         self._draws = 0
@@ -173,6 +267,7 @@ class PbrainEngine:
         self.env: Optional[Gomoku] = None
         self.board: Optional[np.ndarray] = None
         self._last: dict = {OWN: None, OPPONENT: None}
+        self.moves: list[tuple[int, int]] = []
         self._pending: Optional[_Pending] = None
         self._agent_state: Any = None
         self.info: dict[str, str] = {}
@@ -209,6 +304,7 @@ class PbrainEngine:
         text = line.strip()
         if not text:
             return []
+        self._line_time = self._clock()  # a move's clock starts when its command arrives
         in_board = self._pending is not None
         keeps_board = in_board and text.split(None, 1)[0].upper() == "INFO"
         saved = self._snapshot()
@@ -296,12 +392,13 @@ class PbrainEngine:
             raise ProtocolError(f"TURN {x},{y}: that cell is occupied ({owner})")
         self.board[y, x] = OPPONENT
         self._last[OPPONENT] = y * self.size + x
+        self.moves.append((OPPONENT, y * self.size + x))
         return self._play()
 
     def _board(self, arg: str) -> list[str]:
         self._require_start("BOARD")
         self._no_argument("BOARD", arg)
-        self._pending = _Pending(np.zeros_like(self.board), {OWN: None, OPPONENT: None})
+        self._pending = _Pending(np.zeros_like(self.board), {OWN: None, OPPONENT: None}, [])
         return []
 
     def _done_outside(self, arg: str) -> list[str]:
@@ -313,10 +410,14 @@ class PbrainEngine:
         owner = int(self.board[y, x])
         if owner == EMPTY:
             raise ProtocolError(f"TAKEBACK {x},{y}: that cell is empty")
+        action = y * self.size + x
         self.board[y, x] = EMPTY
-        if self._last[owner] == y * self.size + x:
-            self._last[owner] = None
-        self._agent_state = self._new_agent_state()
+        # The position before that stone: its side's last move is its stone played before.
+        self.moves = [m for m in self.moves if m != (owner, action)]
+        self._last[owner] = next((a for side, a in reversed(self.moves) if side == owner),
+                                 None)
+        if self.player.anytime is None:  # an anytime tree finds the position or starts anew
+            self._agent_state = self._new_agent_state()
         return ["OK"]
 
     def _info(self, arg: str) -> list[str]:
@@ -333,6 +434,8 @@ class PbrainEngine:
                 raise ProtocolError(f"INFO {key} must be >= 0, got {number}")
             if key == "rule":
                 out = self._set_rule(number)
+            if key == "max_memory":
+                self._set_max_memory(number)
             self.limits[key] = max(number, 0)
         self.info[key] = value
         return out
@@ -350,18 +453,29 @@ class PbrainEngine:
                          f"with it")
         return [_line("MESSAGE", n) for n in notes]
 
+    def _set_max_memory(self, max_memory: int) -> None:
+        """Bound the anytime search's tree by `memory_share` of `max_memory` bytes (0: no
+        bound); a new tree size is compiled now, not on the next move's clock, and starts
+        a new tree."""
+        if self.player.set_max_tree_bytes(int(max_memory * self.memory_share)) \
+                and self.size is not None:
+            self.player.prepare(self.env, self._next_key())
+            self._agent_state = self._new_agent_state()
+
     def _env(self, n: int, rule: str) -> Gomoku:
         if self.game is None:
-            return Gomoku(n, self.win_length, rule)
+            return OpeningGomoku(n, self.win_length, rule)
         # The network's own inputs (observation form, feature plane) under the new rule.
-        return Gomoku.from_config(dataclasses.replace(self.game, rule=rule))
+        return OpeningGomoku.from_config(dataclasses.replace(self.game, rule=rule))
 
     def _about(self, arg: str) -> list[str]:
         self._no_argument("ABOUT", arg)
         sims = simulations(self.agent)
         agent = self.agent.name + (f" {sims} simulations" if sims is not None else "")
-        return [f'name="{NAME}", version="{gomoku_jax.__version__}", '
-                f'author="gomoku_jax developers", country="-", agent="{agent}"']
+        if self.player.anytime is not None:
+            agent = f"{self.agent.name} anytime, {self.player.anytime.chunk} per chunk"
+        fields = {**about_fields(), "agent": agent}
+        return [", ".join(f'{k}="{v}"' for k, v in fields.items())]
 
     def _end(self, arg: str) -> list[str]:
         self.ended = True  # END always ends, whatever follows it on the line
@@ -393,12 +507,14 @@ class PbrainEngine:
             raise ProtocolError(f"BOARD lists {x},{y} twice; the BOARD was discarded")
         pending.board[y, x] = FIELDS[field]
         pending.last[FIELDS[field]] = y * n + x
+        pending.moves.append((FIELDS[field], y * n + x))
         return []
 
     def _done(self) -> list[str]:
         pending, self._pending = self._pending, None
-        self.board, self._last = pending.board, pending.last
-        self._agent_state = self._new_agent_state()
+        self.board, self._last, self.moves = pending.board, pending.last, pending.moves
+        if self.player.anytime is None:  # an anytime tree finds the position or starts anew
+            self._agent_state = self._new_agent_state()
         try:
             return self._play()
         except ProtocolError as e:
@@ -407,18 +523,24 @@ class PbrainEngine:
     # ------------------------------------------------------------------ moving
 
     def move_budget_s(self) -> Optional[float]:
-        """Seconds the next move may take (None: no limit known)."""
+        """Seconds the next move may take (None: no limit known), counted from the
+        moment its command arrives."""
         limits = []
         if "timeout_turn" in self.limits:
             limits.append(self.limits["timeout_turn"] / 1000)
         if self.limits.get("timeout_match", 0) > 0 and "time_left" in self.limits:
-            limits.append(self.limits["time_left"] / 1000 / self.match_divisor)
+            own = int(np.sum(self.board == OWN)) if self.board is not None else 0
+            moves_left = max(self.min_moves_left, self.match_divisor - own)
+            limits.append(self.limits["time_left"] / 1000 / moves_left)
         if not limits:
             return None
         return max(0.0, min(limits) * self.safety - self.margin_s)
 
-    def _play(self) -> list[str]:
-        """Our move on `self.board` (us to move), or a ProtocolError saying why not."""
+    def position(self):
+        """The env state of the position on the board with us to move (its last moves
+        from the stones played: see `moves`), or a ProtocolError saying why there is none
+        (stone counts that don't fit, a game that is over, a full board)."""
+        self._require_start("a position")
         board, n = self.board, self.size
         own, opp = int(np.sum(board == OWN)), int(np.sum(board == OPPONENT))
         if own == opp:
@@ -444,13 +566,24 @@ class PbrainEngine:
             raise ProtocolError(f"position not accepted: {e}") from None
         mine, theirs = self._last[OWN], self._last[OPPONENT]
         black_last, white_last = (mine, theirs) if colour == BLACK else (theirs, mine)
-        state = state.replace(last_moves=jnp.asarray(
+        return state.replace(last_moves=jnp.asarray(
             [-1 if a is None else a for a in (black_last, white_last)], jnp.int32))
 
+    def _play(self) -> list[str]:
+        """Our move on `self.board` (us to move), or a ProtocolError saying why not."""
+        board, n = self.board, self.size
+        state = self.position()
         budget = self.move_budget_s()
-        played = self.player.move(self.env, state, self._agent_state, self._next_key(),
-                                  budget)
-        self.moves_computed += 1
+        left = None if budget is None else max(0.0, budget - (self._clock() - self._line_time))
+        allowed = opening_cells(board)
+        if allowed is not None and allowed.sum() == 1 and self.player.anytime is not None:
+            # A forced opening move (the centre): nothing to search.
+            played = Played(int(np.argmax(allowed)), self._agent_state, {"value": 0.0}, 0.0,
+                            0, 0)
+        else:
+            played = self.player.move(self.env, state, self._agent_state, self._next_key(),
+                                      left)
+            self.moves_computed += 1
         out = []
         action = played.action
         if not 0 <= action < n * n or board.flat[action] != EMPTY:
@@ -458,21 +591,34 @@ class PbrainEngine:
             out.append(_line("MESSAGE", f"agent {self.agent.name} chose illegal action "
                                         f"{action}; playing {fallback % n},{fallback // n}"))
             action = fallback
+        opening = allowed is not None and not allowed[action]
+        if opening:  # the opening rule: the agent's best allowed move instead
+            action = _best_allowed(allowed, played.info.get("policy"), n)
         row, col = divmod(action, n)
         if board[row, col] != EMPTY:  # unreachable by construction; never print such a move
             raise ProtocolError(f"refusing to play the occupied cell {col},{row}")
         board[row, col] = OWN
         self._last[OWN] = action
+        self.moves.append((OWN, action))
         self._agent_state = played.agent_state
         variant = self.player.variants[played.variant]
+        sims = simulations(variant) if played.simulations is None else played.simulations
         value = float(played.info["value"]) if "value" in played.info else 0.0
         self.last_move = {"x": col, "y": row, "action": action, "seconds": played.seconds,
+                          "total_seconds": self._clock() - self._line_time,
                           "budget_s": budget, "variant": played.variant,
-                          "num_simulations": simulations(variant), "value": value}
+                          "num_simulations": sims, "value": value,
+                          "opening_rule": opening, "anytime": played.anytime,
+                          "state": state}
         if self.verbose:
-            sims = simulations(variant)
+            extra = ""
+            if played.anytime is not None:
+                extra = (f", {len(played.anytime.chunks)} chunks, "
+                         f"{played.anytime.reused} nodes reused")
             out.append(_line("MESSAGE", f"value {value:+.3f}, {played.seconds * 1000:.0f} ms"
-                                        + (f", {sims} simulations" if sims else "")))
+                                        + (f", {sims} simulations" if sims else "") + extra
+                                        + (f", budget {budget * 1000:.0f} ms"
+                                           if budget is not None else "")))
         out.append(f"{col},{row}")
         return out
 
@@ -506,24 +652,41 @@ class PbrainEngine:
     def _new_agent_state(self) -> Any:
         """The agent's state for a new game, from the agent bound to the current board (a
         search that reuses its tree sizes it by the game)."""
-        agent = self.agent if self.env is None else self.agent.bind(self.env)
-        return agent.init(self._next_key())
+        if self.env is None:
+            return self.agent.init(self._next_key())
+        return self.player.init_state(self.env, self._next_key())
 
     def _reset_position_memory(self) -> None:
         self._last = {OWN: None, OPPONENT: None}
+        self.moves = []
         self._pending = None
         self._agent_state = self._new_agent_state()
 
     def _snapshot(self) -> tuple:
         pending = self._pending and _Pending(self._pending.board.copy(),
-                                             dict(self._pending.last))
+                                             dict(self._pending.last),
+                                             list(self._pending.moves))
         board = None if self.board is None else self.board.copy()
-        return (self.size, self.env, self.rule, board, dict(self._last), pending,
-                self._agent_state, dict(self.info), dict(self.limits), self.ended)
+        return (self.size, self.env, self.rule, board, dict(self._last), list(self.moves),
+                pending, self._agent_state, dict(self.info), dict(self.limits), self.ended)
 
     def _restore(self, saved: tuple) -> None:
-        (self.size, self.env, self.rule, self.board, self._last, self._pending,
+        (self.size, self.env, self.rule, self.board, self._last, self.moves, self._pending,
          self._agent_state, self.info, self.limits, self.ended) = saved
+
+
+def _best_allowed(allowed: np.ndarray, policy: Any, n: int) -> int:
+    """The allowed move the agent's policy (float[N*N], or None) likes best, ties and a
+    missing policy broken by the distance to the centre."""
+    rows, cols = np.divmod(np.arange(n * n), n)
+    closeness = -np.maximum(abs(rows - n // 2), abs(cols - n // 2)).astype(np.float64)
+    score = np.zeros(n * n)
+    if policy is not None:
+        p = np.asarray(policy, np.float64).reshape(-1)
+        if p.shape == (n * n,):
+            score = np.nan_to_num(p, nan=0.0)
+    key = np.where(allowed, score * 1e3 + closeness * 1e-3, -np.inf)
+    return int(np.argmax(key))
 
 
 def _nearest_empty_to_centre(board: np.ndarray) -> int:

@@ -4,6 +4,7 @@ a seeded fuzz run, the command line and an end-to-end subprocess session."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import io
 import itertools
 import random
@@ -20,8 +21,10 @@ from gomoku_jax import agents, cli
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.specs import build_agent
 from gomoku_jax.cli import pbrain as pbrain_cli
-from gomoku_jax.games.gomoku.config import GameConfig
+from gomoku_jax.agents.anytime import AnytimeSearch, node_bytes
+from gomoku_jax.games.gomoku.config import MAX_BOARD_SIZE, GameConfig
 from gomoku_jax.games.gomoku.env import Gomoku
+from gomoku_jax.games.gomoku.features.proximity import proximity_mask
 from gomoku_jax.games.gomoku.positions import winning_colours
 from gomoku_jax.games.random_play import random_legal_action
 from gomoku_jax.io import pbrain
@@ -30,7 +33,7 @@ from gomoku_jax.io.player import TimedPlayer, choose_variant, jitted_act, simula
 
 MOVE = re.compile(r"([0-9]{1,2}),([0-9]{1,2})")
 ALLOWED = re.compile(r'OK|[0-9]{1,2},[0-9]{1,2}|(ERROR|UNKNOWN|MESSAGE|DEBUG) [!-~][ -~]*'
-                     r'|name="gomoku_jax", [ -~]*')
+                     r'|name="gomoku-jax", [ -~]*')
 
 
 def send(engine: PbrainEngine, *lines: str) -> list[str]:
@@ -103,7 +106,7 @@ def test_begin_turn_session(heuristic15):
         assert e.board[ty, tx] == OPPONENT and e.board[y, x] == OWN
         assert np.count_nonzero(e.board) == np.count_nonzero(before) + 2
     about = send(e, "ABOUT")
-    assert len(about) == 1 and about[0].startswith('name="gomoku_jax", version="')
+    assert len(about) == 1 and about[0].startswith('name="gomoku-jax", version="')
     assert send(e, "END") == [] and e.ended
     assert send(e, "BEGIN") == []  # nothing after END
 
@@ -207,7 +210,7 @@ def test_rule_exact5_via_info(random7):
     assert len(out) == 1 and "the game is over: the opponent has a winning line" in out[0]
     assert not e.board.any()  # the refused BOARD left the previous (empty) position
     assert send(e, "INFO rule 1") == [] and e.rule == "exact5"
-    assert e.player.prepared(Gomoku(7, 5, "exact5"))  # compiled when the INFO came
+    assert e.player.prepared(pbrain.OpeningGomoku(7, 5, "exact5"))  # compiled when the INFO came
     x, y = move_of(send(e, *lines))
     assert board_from(7, stones)[y, x] == 0
     assert send(e, "INFO rule 0") == [] and e.rule == "freestyle"
@@ -245,7 +248,7 @@ def test_lowercase_whitespace_and_windows_line_endings(random7):
     (["TURN"], "TURN expects X,Y"),
     (["TURN 1,1", "TURN 1,1"], "that cell is occupied"),
     (["START 4"], "board size 4 is not supported"),
-    (["START 20"], "board size 20 is not supported"),
+    (["START 21"], "board size 21 is not supported"),
     (["START x"], "START expects a board size"),
     (["START"], "START expects a board size"),
     (["RECTSTART 7,9"], "rectangular boards"),
@@ -310,7 +313,7 @@ def test_commands_before_start(line):
     e = PbrainEngine("random")
     out = send(e, line)
     assert len(out) == 1 and "before START" in out[0] and out[0].startswith("ERROR")
-    assert send(e, "ABOUT")[0].startswith('name="gomoku_jax"')
+    assert send(e, "ABOUT")[0].startswith('name="gomoku-jax"')
     assert send(e, "FOO 1,2") == ["UNKNOWN command 'FOO'"]
 
 
@@ -442,11 +445,13 @@ def test_engine_checks_the_agent_plays_gomoku():
 def test_illegal_agent_move_is_never_played():
     e = PbrainEngine(CornerAgent())
     assert send(e, "START 5") == ["OK"]
-    out = send(e, "BEGIN")
-    assert out == ["0,0"]
-    out = send(e, "TURN 1,1")
+    out = send(e, "BOARD", "0,0,2", "4,4,1", "4,0,2", "0,4,1", "DONE")
     assert out[0].startswith("MESSAGE agent corner chose illegal action 0")
     assert out[-1] == "2,2" and e.board[2, 2] == OWN  # the empty cell nearest the centre
+    out = send(e, "TURN 1,1")  # 6 stones: past the opening rule, the corner is taken still
+    assert out[0].startswith("MESSAGE agent corner chose illegal action 0")
+    x, y = move_of(out)
+    assert e.board[y, x] == OWN and max(abs(x - 2), abs(y - 2)) == 1
 
 
 # ------------------------------------------------------------------ fuzzing
@@ -634,7 +639,7 @@ def test_python_dash_m_pbrain_session():
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 5, lines
-    assert lines[0] == "OK" and lines[1].startswith('name="gomoku_jax"')
+    assert lines[0] == "OK" and lines[1].startswith('name="gomoku-jax"')
     x, y = map(int, MOVE.fullmatch(lines[2]).groups())
     assert 0 <= x < 7 and 0 <= y < 7 and (x, y) not in {(0, 0), (6, 6), (3, 3)}
     assert lines[3].startswith("ERROR TURN expects X,Y")
@@ -656,13 +661,13 @@ def test_gmo_plays_and_carries_its_novelty_memory_across_turns():
 
 
 def test_a_search_that_reuses_its_tree_keeps_it_across_turns_and_variants():
-    """Every time-control variant takes the same tree (the cheaper ones keep the full
-    capacity), and two TURNs on, the reply's subtree is the next root."""
+    """Without anytime search, every time-control variant takes the same tree (the cheaper
+    ones keep the full capacity), and two TURNs on, the reply's subtree is the next root."""
     agent = agents.make("mcts", num_simulations=8, reuse_tree=True, evaluator="uniform")
     shapes = {jax.tree.map(lambda x: x.shape, v.bind(Gomoku(7, 4)).init(jax.random.key(0)))
               .node_visits for v in variants(agent, levels=2)}
     assert shapes == {(agent.capacity,)}
-    e = PbrainEngine(agent, seed=1, levels=2)
+    e = PbrainEngine(agent, seed=1, levels=2, anytime=False)
     assert send(e, "START 7") == ["OK"]
     move_of(send(e, "BEGIN"))
     assert int(e._agent_state.node_visits[0]) == 9  # a fresh tree: 8 simulations
@@ -673,3 +678,222 @@ def test_a_search_that_reuses_its_tree_keeps_it_across_turns_and_variants():
         assert e.board[ty, tx] == OPPONENT and e.board[y, x] == OWN
         assert e._agent_state.node_visits.shape == (agent.capacity,)
         assert int(e._agent_state.node_visits[0]) >= 3
+
+
+# ------------------------------------------------------------------ anytime search
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def slow_anytime(engine: PbrainEngine, clock: FakeClock, seconds: dict) -> None:
+    """Every compiled call of the engine's anytime search takes `seconds[kind]` on `clock`
+    (a chunk 0.2 % longer each time: the search must keep predicting)."""
+    searcher = engine.player.anytime
+    real = AnytimeSearch._call.__get__(searcher)
+    growth = itertools.count()
+
+    def call(kind, fn, *args):
+        out = real(kind, fn, *args)
+        clock.now += seconds[kind] * (1.0 if kind == "start" else 1.002 ** next(growth))
+        return out
+
+    searcher._call = call
+    searcher._compiled_for(engine.env).estimates.update(seconds)
+
+
+def mcts_engine(**kwargs) -> PbrainEngine:
+    return PbrainEngine("mcts", {"num_simulations": 8, "evaluator": "heuristic"}, seed=1,
+                        max_nodes=1025, **kwargs)
+
+
+def test_anytime_moves_stay_within_budget_and_reuse_the_tree():
+    clock = FakeClock()
+    e = mcts_engine(clock=clock)
+    assert send(e, "START 7") == ["OK"]
+    assert e.player.anytime is not None and e.player.variants == (e.agent,)
+    slow_anytime(e, clock, {"start": 0.004, 8: 0.03, 1: 0.005})
+    send(e, "INFO timeout_turn 1000")  # 1000 * 0.8 - 50 = 750 ms a move
+    assert send(e, "BEGIN") == ["3,3"] and e.moves_computed == 0  # the centre, unsearched
+    reused = []
+    for turn in range(5):
+        tree = jax.tree.map(lambda x: x[0], e._agent_state)
+        node = int(tree.children_index[0, e.last_move["action"]]) if turn else -1
+        if node > 0 and np.asarray(tree.children_visits[node]).max() > 0:
+            reply = int(np.argmax(np.where(np.asarray(e.board).reshape(-1) == 0,
+                                           np.asarray(tree.children_visits[node]), -1)))
+            tx, ty = reply % 7, reply // 7  # the reply the search expected most
+        else:
+            tx, ty = free_cell(e)
+        move_of(send(e, f"TURN {tx},{ty}"))
+        m = e.last_move
+        assert m["budget_s"] == pytest.approx(0.75)
+        assert m["total_seconds"] <= m["budget_s"], m
+        assert m["total_seconds"] > 0.5 * m["budget_s"]
+        assert m["num_simulations"] >= 8 and m["anytime"].chunks
+        reused.append(m["anytime"].reused)
+    assert max(reused[1:]) > 1  # the expected reply's subtree carried over
+
+
+def test_anytime_match_clock_share():
+    e = mcts_engine()
+    assert send(e, "START 7") == ["OK"]
+    send(e, "INFO timeout_match 100000", "INFO time_left 40000", "INFO timeout_turn 0")
+    assert e.move_budget_s() == 0.0
+    send(e, "INFO timeout_turn 30000")
+    assert e.move_budget_s() == pytest.approx(40.0 / 20 * 0.8 - 0.05)  # 20 moves to go
+    send(e, "BOARD", *(f"{x},{y},1" for x, y in [(0, 0), (2, 0), (4, 0), (6, 0)]),
+         *(f"{x},{y},2" for x, y in [(0, 6), (2, 6), (4, 6), (6, 6)]), "DONE")
+    assert e.move_budget_s() == pytest.approx(40.0 / 15 * 0.8 - 0.05)  # 5 own stones
+    e.board[:, :] = OWN  # (no move follows) with many stones: never under 10 to go
+    assert e.move_budget_s() == pytest.approx(40.0 / 10 * 0.8 - 0.05)
+
+
+def test_search_agents_without_anytime_keep_variants():
+    agent = agents.make("mcts", num_simulations=8, evaluator="heuristic")
+    e = PbrainEngine(agent, anytime=False, levels=2)
+    assert e.player.anytime is None and [v.num_simulations for v in e.player.variants] == [8, 2]
+    assert send(e, "START 7") == ["OK"] and e.player.prepared(e.env)
+    move_of(send(e, "TURN 3,3"))
+    assert e.last_move["num_simulations"] == 8 and e.last_move["anytime"] is None
+
+
+# ------------------------------------------------------------------ openings
+
+def chebyshev_to_stones(board: np.ndarray, x: int, y: int) -> int:
+    ys, xs = np.nonzero(board)
+    return int(np.min(np.maximum(abs(ys - y), abs(xs - x))))
+
+
+@pytest.mark.parametrize("name, n", [("random", 15), ("heuristic", 15), ("corner", 9),
+                                     ("mcts", 9)])
+def test_openings_play_the_centre_then_near_the_stones(name, n):
+    agent = (CornerAgent() if name == "corner" else
+             agents.make("mcts", num_simulations=8, evaluator="heuristic") if name == "mcts"
+             else name)
+    e = PbrainEngine(agent, seed=2, max_nodes=257)
+    assert send(e, f"START {n}") == ["OK"]
+    assert move_of(send(e, "BEGIN")) == (n // 2, n // 2)
+    for tx, ty in [(0, 0), (n - 1, n - 1), (0, n - 1)]:  # the opponent plays at the edges
+        before = e.board.copy()
+        before[ty, tx] = OPPONENT
+        x, y = move_of(send(e, f"TURN {tx},{ty}"))
+        if np.count_nonzero(before) < 5:
+            assert chebyshev_to_stones(before, x, y) <= 2, (x, y, np.count_nonzero(before))
+    # white on a board with one stone: next to it
+    send(e, "RESTART")
+    x, y = move_of(send(e, "BOARD", f"{n - 1},0,2", "DONE"))
+    assert max(abs(x - (n - 1)), y) <= 2
+
+
+def test_opening_weights_shape_the_search_prior():
+    n = 9
+    board = jnp.zeros((n, n), jnp.int8)
+    w = np.asarray(pbrain.opening_weights(board))
+    assert np.unravel_index(np.argmax(w), w.shape) == (4, 4) and w[4, 4] == 1.0
+    assert w[0, 0] == pytest.approx(0.2) and w[3, 5] == pytest.approx(0.5)
+    board = board.at[0, 0].set(1).at[8, 8].set(-1)
+    w = np.asarray(pbrain.opening_weights(board))
+    assert w[1, 1] == 1.0 and w[2, 0] == 0.5 and w[3, 3] == 0.0 and w[0, 0] == 0.0
+    board = board.at[4, 4].set(1).at[4, 5].set(-1).at[2, 2].set(1)  # 5 stones: the mask's
+    np.testing.assert_array_equal(pbrain.opening_weights(board), proximity_mask(board))
+    env = pbrain.OpeningGomoku(n)
+    assert env.candidate_weights(env.init(jax.random.key(0))).shape == (n * n,)
+    allowed = pbrain.opening_cells(np.asarray(board)[:, :] * 0)
+    assert allowed.sum() == 1 and allowed[4 * n + 4]
+
+
+# ------------------------------------------------------------------ boards, TAKEBACK, INFO, ABOUT
+
+def test_board_sizes_up_to_the_games_limit():
+    e = PbrainEngine("random")
+    assert send(e, f"START {MAX_BOARD_SIZE}") == ["OK"] and e.board.shape == (MAX_BOARD_SIZE,) * 2
+    out = send(e, f"START {MAX_BOARD_SIZE + 1}")
+    assert out[0].startswith(f"ERROR board size {MAX_BOARD_SIZE + 1} is not supported")
+    assert e.size == MAX_BOARD_SIZE
+    out = send(e, "RECTSTART 20,19")
+    assert out[0].startswith("ERROR rectangular boards (20x19) are not supported")
+
+
+def test_a_search_agent_plays_the_20x20_freestyle_board():
+    """The Gomocup freestyle league's board: the default search (with VCF) plays on it.
+    A small tree: with the tests' XLA flags (the old loop emitters, conftest.py) the reroot
+    of the default 8193-node tree compiles for minutes on 20x20 (about 15 s without them)."""
+    e = PbrainEngine("mcts", {"num_simulations": "4"}, levels=1, max_nodes=257)
+    assert send(e, "START 20") == ["OK"]
+    assert send(e, "BEGIN") == ["10,10"]
+    x, y = map(int, send(e, "TURN 11,11")[0].split(","))
+    assert 0 <= x < 20 and 0 <= y < 20 and e.board[y, x] == 1 and e.moves_computed >= 1
+
+
+def test_takeback_restores_the_position_exactly(random7):
+    e = random7
+    assert move_of(send(e, "BEGIN")) == (3, 3)
+    first = move_of(send(e, "TURN 2,2"))
+    searched = e.last_move["state"]  # the position after TURN 2,2, us to move
+    reference = e.env.from_moves([24, 16])
+    assert all(jax.tree.leaves(jax.tree.map(lambda a, b: bool(np.array_equal(a, b)),
+                                            searched, reference)))
+    second = move_of(send(e, "TURN 4,4"))
+    for x, y in [second, (4, 4), first]:
+        assert send(e, f"TAKEBACK {x},{y}") == ["OK"]
+    state = e.position()
+    for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(searched)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(e.env.observe(state), e.env.observe(searched))
+    assert e.moves == [(OWN, 24), (OPPONENT, 16)]
+    # a stone taken back out of order: its side's last move is its stone before it
+    move_of(send(e, "TURN 4,4"))
+    assert send(e, "TAKEBACK 3,3") == ["OK"] and e._last[OWN] is not None
+    assert e._last[OWN] == [a for s, a in e.moves if s == OWN][-1]
+
+
+def test_max_memory_bounds_the_tree():
+    e = mcts_engine()
+    assert send(e, "START 7") == ["OK"]
+    assert e._agent_state.node_visits.shape == (1, 1025)
+    per_node = node_bytes(e.env)
+    assert send(e, f"INFO max_memory {400 * per_node}") == []  # a quarter: 100 nodes
+    assert e._agent_state.node_visits.shape == (1, 100) and e.player.prepared(e.env)
+    move_of(send(e, "TURN 3,3"))
+    assert e._agent_state.node_visits.shape == (1, 100)
+    assert send(e, "INFO max_memory 0") == []  # no limit
+    assert e._agent_state.node_visits.shape == (1, 1025)
+
+
+def test_about_gives_the_package_metadata(random7):
+    (about,) = send(random7, "ABOUT")
+    fields = dict(re.findall(r'(\w+)="([^"]*)"', about))
+    assert fields["name"] == importlib.metadata.metadata("gomoku_jax")["Name"]
+    assert fields["version"] == importlib.metadata.version("gomoku_jax")
+    assert fields["author"] == "gomoku_jax developers"
+    assert {"country", "www", "agent"} <= set(fields)
+
+
+def test_restart_compiles_nothing():
+    e = mcts_engine()
+    assert send(e, "START 7") == ["OK"]
+
+    def game():
+        move_of(send(e, "BEGIN"))
+        for _ in range(3):
+            move_of(send(e, "TURN {},{}".format(*free_cell(e))))
+        x, y = free_cell(e)
+        move_of(send(e, "TURN {},{}".format(x, y)))
+        x, y = e.last_move["x"], e.last_move["y"]
+        send(e, f"TAKEBACK {x},{y}")
+
+    game()
+    compiles = []
+    listener = lambda name, *args, **kwargs: compiles.append(name)  # noqa: E731
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        assert send(e, "RESTART") == ["OK"]
+        game()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert [c for c in compiles if "backend_compile" in c] == []

@@ -74,7 +74,7 @@ def test_plays_only_the_runs_board_with_legal_moves(engine, trained_run):
     y, x = map(int, np.argwhere(engine.board == 0)[0])
     move(engine, f"TURN {x},{y}")
     [about] = engine.handle("ABOUT")
-    assert 'agent="puct 4 simulations"' in about
+    assert 'agent="puct anytime, 4 per chunk"' in about  # searches until the time is spent
     # A size change on a later START is refused too, and the game goes on.
     assert engine.handle("START 9")[0].startswith("ERROR") and engine.size == 7
 

@@ -118,7 +118,7 @@ def test_valid_keys_cover_every_field():
     ("optim.schedule=linear", "optim.schedule must be one of"),
     ("net.dtype=float16", "net.dtype must be one of"),
     ("replay.synthetic_fraction=2", r"replay.synthetic_fraction must be in \[0, 1\]"),
-    ("game.board_size=3", "board_size must be an int in 5..19"),
+    ("game.board_size=3", "board_size must be an int in 5..20"),
     ("game.feature_plane=heat", "feature_plane must be one of"),
     ("search.prior_shaping=maybe", "prior_shaping must be one of"),
     ("eval.every=-1", "eval.every must be >= 0"),

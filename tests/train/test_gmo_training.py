@@ -257,7 +257,7 @@ def test_a_trained_gmo_plays_through_checkpoint_specs(full_run, tmp_path):
     ("gmo.dropout_rate=1", r"dropout_rate must be in \[0, 1\)"),
     ("eval.games=0", "eval.games must be an int >= 1"),
     ("run.iterations=0", "run.iterations must be an int >= 1"),
-    ("game.board_size=3", "board_size must be an int in 5..19"),
+    ("game.board_size=3", "board_size must be an int in 5..20"),
 ])
 def test_bad_config_values_raise_clear_errors(assignment, message):
     with pytest.raises(ValueError, match=message):

@@ -13,7 +13,7 @@ from gomoku_jax.games.protocol import GameSpec
 RULES = ("freestyle", "exact5")
 OBSERVATION_FORMS = ("absolute", "canonical")
 PLANE_NAMES = ("none", "patterns", "proximity")
-MIN_BOARD_SIZE, MAX_BOARD_SIZE = 5, 19
+MIN_BOARD_SIZE, MAX_BOARD_SIZE = 5, 20  # 20: the Gomocup freestyle league's board
 MIN_WIN_LENGTH = 3
 
 # f(board: int8[N, N], colour: int8[]) -> float32[N, N]; one extra observation plane.
@@ -26,7 +26,7 @@ class GameConfig(GameSpec):
     `jit`; JSON-serialisable unless `feature_plane` is a callable.
 
     Attributes:
-      board_size: N, the board is N x N (5..19).
+      board_size: N, the board is N x N (5..20).
       win_length: k, stones in a row needed to win (3..N).
       rule: "freestyle" (k or more in a row wins) or "exact5" (exactly k wins; overlines
         do not, as in standard Gomoku; the name follows the usual k = 5).

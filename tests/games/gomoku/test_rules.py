@@ -478,7 +478,7 @@ def test_play_trajectory_matches_stepwise_play():
 
 @pytest.mark.parametrize("env_id, kwargs, match", [
     ("gomoku", {"board_size": 4}, "board_size"),
-    ("gomoku", {"board_size": 20}, "board_size"),
+    ("gomoku", {"board_size": 21}, "board_size"),
     ("gomoku", {"board_size": 15.0}, "board_size"),
     ("gomoku", {"board_size": True}, "board_size"),
     ("gomoku", {"win_length": 2}, "win_length"),

@@ -1,0 +1,326 @@
+"""Anytime tree search: a `SearchAgent`'s search run in compiled chunks that continue one
+tree until a move's time budget is spent (for protocol engines: `io/player.py`, pbrain).
+
+    searcher = AnytimeSearch(agents.make("mcts", num_simulations=64))
+    searcher.prepare(env, key)              # compile + time each chunk size (off the clock)
+    tree = searcher.init_state(env)         # an empty tree of `capacity(env)` nodes
+    move = searcher.move(env, state, tree, key, budget_s=1.0)
+    move.action, move.simulations, move.seconds; tree = move.tree   # reused next move
+
+How a move runs (`move`):
+
+1. **Reuse and threats.** The tree of the last move (batch 1, `capacity` nodes) is
+   rerooted at the node holding the position on the board (`search.reuse`: two plies on,
+   the grandchild of our last move and the opponent's reply) with its statistics; a
+   position not in the tree starts an empty one. The agent's threat search runs too
+   (`SearchAgent.forcing_moves`, Gomoku's VCF): a forced win found there is played at
+   once, and the refutations of the opponent's restrict the root of every chunk. One
+   compiled call (`start`), timed and predicted like a chunk.
+2. **Chunks.** The agent's search (`agent.search.search(..., tree=tree)`) runs `chunk`
+   simulations (default: the agent's `num_simulations`) per compiled call, each call
+   continuing the tree of the one before, or `small_chunk` simulations (default chunk / 8,
+   a multiple of the search's `leaves_per_step`) when a full chunk would not fit the time
+   left. Before each call the next one's time is *predicted*: `safety` x the larger of
+   that size's running estimate (measured by `prepare`, refreshed by every chunk) and its
+   last time in this move; the call is made only when the time spent so far plus the
+   prediction fits the budget, and when the tree has room for the chunk's nodes (a tree
+   of capacity C holds C - 1 simulations). So the search stops *before* a chunk that
+   would overrun, never after it.
+3. **The move.** The search's own choice on the whole tree after the last chunk (PUCT
+   and pure MCTS at play strength: the most visited root move, a found win first). When
+   no chunk fits, the reused tree's most visited root move is played (nothing is
+   computed but the reroot); only when the reused tree is empty too does one small chunk
+   run anyway (it is the least a move can cost: a budget of 0 means "as fast as
+   possible").
+
+`budget_s=None` (no clock known) runs exactly one chunk: the agent's `num_simulations`.
+
+Tree size: `capacity(env)` nodes = min(`max_nodes`, `max_tree_bytes` / the bytes of one
+node (`search.base.tree_bytes`: 24 x A + the state's bytes)), at least `chunk + 1`
+(`small_chunk + 1` when memory is that short). Up to about three trees of that size are
+alive during a move (the kept tree, the rerooted one, XLA's temporaries), so a caller
+with a process memory limit passes a fraction of it (pbrain: a quarter of INFO
+max_memory). Changing `max_tree_bytes` changes the capacity, and a new capacity compiles
+again (`prepare` it off the clock).
+
+Only agents whose search can continue a tree (`supports`: a `SearchAgent` with the
+"gomoku_jax" loop) run this way. Everything compiled is cached per (env, capacity), so a
+new game on the same board (RESTART) compiles nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any, Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from gomoku_jax.agents.search import SearchAgent
+from gomoku_jax.search import loop, reuse, selection
+from gomoku_jax.search.base import VisitSampling, tree_bytes
+
+DEFAULT_MAX_NODES = 8192 + 1
+_GREEDY = VisitSampling(greedy=True)
+
+
+def supports(agent: Any) -> bool:
+    """Whether `agent` can search anytime: a `SearchAgent` whose loop continues trees."""
+    return isinstance(agent, SearchAgent) and agent.search.loop == "gomoku_jax"
+
+
+def node_bytes(env) -> int:
+    """Bytes of one tree node for `env` (`tree_bytes` of one node: 24 x A + a state)."""
+    shapes = jax.eval_shape(env.init, jax.random.key(0))
+    state = sum(math.prod(x.shape) * np.dtype(x.dtype).itemsize
+                for x in jax.tree.leaves(shapes))
+    return tree_bytes(1, 0, env.num_actions, state)
+
+
+class AnytimeMove(NamedTuple):
+    """What `AnytimeSearch.move` returns."""
+
+    action: int
+    tree: Any  # the tree after the move's search (leaves [1, capacity, ...]), for reuse
+    value: float  # the root's value for the side to move (0.0 when nothing was searched)
+    policy: Optional[jax.Array]  # float32[A] the search's policy (None: no chunk ran)
+    simulations: int  # simulations run in this move
+    reused: int  # nodes carried over from the last move's tree (0: a fresh tree)
+    chunks: tuple[int, ...]  # simulations of each chunk run, in order
+    seconds: float  # wall time of the whole move
+    predicted_s: float  # the time the move was predicted to take when it stopped
+
+
+@dataclasses.dataclass
+class _Compiled:
+    capacity: int
+    treedef: Any
+    fresh: Callable
+    start: Callable
+    pick: Callable
+    chunks: dict[int, Callable]
+    estimates: dict[Any, float]  # chunk size (or "start") -> seconds
+
+
+class AnytimeSearch:
+    """A search agent's search in compiled chunks under a clock (see the module docstring).
+
+    Args:
+      agent: a `SearchAgent` with the "gomoku_jax" loop (see `supports`); its
+        `reuse_tree` and `tree_capacity` are not used (this class keeps its own tree).
+      params: the agent's parameters (None for fixed evaluators).
+      chunk: simulations per chunk (0: the agent's `num_simulations`).
+      small_chunk: simulations of the short chunk that fills the end of a budget (0:
+        chunk / 8 rounded down to a multiple of `leaves_per_step`, at least one step).
+      max_nodes: the largest tree, in nodes. max_tree_bytes: its memory (0: no limit).
+      safety: factor on the predicted time of the next call.
+      smoothing: weight of the newest time in a chunk size's running estimate.
+      clock: seconds as a float (for tests).
+    """
+
+    def __init__(self, agent: SearchAgent, params: Any = None, *, chunk: int = 0,
+                 small_chunk: int = 0, max_nodes: int = DEFAULT_MAX_NODES,
+                 max_tree_bytes: int = 0, safety: float = 1.3, smoothing: float = 0.5,
+                 clock: Callable[[], float] = time.perf_counter):
+        if not supports(agent):
+            raise ValueError(f"anytime search needs a search agent with the 'gomoku_jax' "
+                             f"loop, got {agent!r}")
+        width = agent.search.leaves_per_step
+        chunk = chunk or agent.num_simulations
+        small_chunk = small_chunk or max(width, (chunk // 8) // width * width)
+        for name, value in (("chunk", chunk), ("small_chunk", small_chunk)):
+            if value < 1 or value % width:
+                raise ValueError(f"{name} must be a positive multiple of leaves_per_step "
+                                 f"({width}), got {value}")
+        if small_chunk > chunk:
+            raise ValueError(f"small_chunk ({small_chunk}) must be <= chunk ({chunk})")
+        if max_nodes < 2 or max_tree_bytes < 0 or safety < 1.0 or not 0 < smoothing <= 1:
+            raise ValueError(f"need max_nodes >= 2, max_tree_bytes >= 0, safety >= 1 and "
+                             f"smoothing in (0, 1], got {max_nodes}, {max_tree_bytes}, "
+                             f"{safety}, {smoothing}")
+        self.agent = agent
+        self.params = params
+        self.chunk, self.small_chunk = chunk, small_chunk
+        self.max_nodes, self.max_tree_bytes = max_nodes, max_tree_bytes
+        self.safety, self.smoothing = safety, smoothing
+        self._clock = clock
+        self._compiled: dict[tuple, _Compiled] = {}
+
+    # ------------------------------------------------------------------ sizes
+
+    def capacity(self, env) -> int:
+        """Nodes of the tree for `env` under `max_nodes` and `max_tree_bytes`."""
+        nodes = self.max_nodes
+        if self.max_tree_bytes:
+            nodes = min(nodes, self.max_tree_bytes // node_bytes(env))
+        return max(nodes, min(self.chunk + 1, self.max_nodes), self.small_chunk + 1)
+
+    def set_max_tree_bytes(self, max_tree_bytes: int) -> None:
+        """A new memory limit (0: none); takes effect at the next `prepare` / move."""
+        if max_tree_bytes < 0:
+            raise ValueError(f"max_tree_bytes must be >= 0, got {max_tree_bytes}")
+        self.max_tree_bytes = int(max_tree_bytes)
+
+    def sizes(self) -> tuple[int, ...]:
+        """The chunk sizes, largest first."""
+        return (self.chunk,) if self.small_chunk == self.chunk else (self.chunk,
+                                                                    self.small_chunk)
+
+    # ------------------------------------------------------------------ compiling
+
+    def prepared_envs(self) -> set:
+        """The games compiled for (at any capacity)."""
+        return {env for env, _ in self._compiled}
+
+    def prepared(self, env) -> bool:
+        return (env, self.capacity(env)) in self._compiled
+
+    def estimates(self, env) -> dict:
+        """Predicted seconds of each call for `env` ("start" and each chunk size)."""
+        return dict(self._compiled_for(env).estimates)
+
+    def _compiled_for(self, env) -> _Compiled:
+        return self._compiled[(env, self.capacity(env))]
+
+    def _build(self, env, capacity: int) -> _Compiled:
+        agent = self.agent.bind(env)
+        one = jax.eval_shape(lambda: jax.tree.map(lambda x: x[None],
+                                                  env.init(jax.random.key(0))))
+
+        def fresh():
+            blank = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), one)
+            return loop.empty_tree(blank, capacity, env.num_actions)
+
+        def start(tree, states):
+            node = jax.vmap(reuse.find_node)(tree, states)
+            tree = jax.vmap(reuse.reroot, in_axes=(0, 0, None))(
+                tree, node, capacity - self.small_chunk)
+            win, root_mask = agent.forcing_moves(states)
+            if win is None:
+                win, root_mask = jnp.full((1,), -1, jnp.int32), states.legal_action_mask
+            return tree, win[0], root_mask, loop.used_nodes(tree)[0]
+
+        def pick(tree, states, key):
+            return selection.choose_by_visits(_GREEDY, env, states, tree, key)[0]
+
+        def make_chunk(size):
+            def run(params, tree, states, root_mask, key, index):
+                out = agent.search_from(params, states, jax.random.fold_in(key, index), size,
+                                        tree, root_mask)
+                tree = out.tree.replace(extra_data=None, root_invalid_actions=out.tree
+                                        .root_invalid_actions.astype(bool))
+                return (tree, out.action[0], out.value[0], out.policy[0],
+                        loop.used_nodes(tree)[0])
+            return jax.jit(run, donate_argnums=(1,))
+
+        return _Compiled(capacity, jax.tree.structure(jax.eval_shape(fresh)), jax.jit(fresh),
+                         jax.jit(start), jax.jit(pick),
+                         {s: make_chunk(s) for s in self.sizes()}, {})
+
+    def prepare(self, env, key: jax.Array) -> dict:
+        """Compile every call for `env` at the current capacity (once) and time a warm
+        run of each on the initial position; returns the estimates (`estimates`)."""
+        capacity = self.capacity(env)
+        if (env, capacity) in self._compiled:
+            return self.estimates(env)
+        c = self._build(env, capacity)
+        states = jax.tree.map(lambda x: x[None], env.init(key))
+        for timed in (False, True):  # compile, then time warm calls
+            tree = c.fresh()
+            t0 = self._clock()
+            tree, _, root_mask, used = self._call("start", c.start, tree, states)
+            if timed:
+                c.estimates["start"] = self._clock() - t0
+            for size in self.sizes():
+                t0 = self._clock()
+                tree, *_, used = self._call(size, c.chunks[size], self.params, tree, states,
+                                            root_mask, key, np.int32(0))
+                if timed:
+                    c.estimates[size] = self._clock() - t0
+            jax.block_until_ready(c.pick(tree, states, key))
+        self._compiled[(env, capacity)] = c
+        return self.estimates(env)
+
+    def init_state(self, env) -> Any:
+        """An empty tree for `env` (leaves [1, capacity, ...]); compiles if not prepared."""
+        if not self.prepared(env):
+            self.prepare(env, jax.random.key(0))
+        return self._compiled_for(env).fresh()
+
+    def _call(self, kind, fn: Callable, *args):
+        """Run a compiled call and wait for its result (the hook tests time)."""
+        out = fn(*args)
+        if isinstance(out, tuple):
+            int(out[-1])  # blocks: the used-node count is computed last
+        else:
+            jax.block_until_ready(out)
+        return out
+
+    # ------------------------------------------------------------------ a move
+
+    def _predict(self, c: _Compiled, kind, last: dict) -> float:
+        return self.safety * max(c.estimates[kind], last.get(kind, 0.0))
+
+    def _measured(self, c: _Compiled, kind, seconds: float, last: dict) -> None:
+        last[kind] = seconds
+        w = self.smoothing
+        c.estimates[kind] = (1 - w) * c.estimates[kind] + w * seconds
+
+    def move(self, env, state: Any, tree: Any, key: jax.Array,
+             budget_s: Optional[float] = None) -> AnytimeMove:
+        """Search from `state` (one board, the side to move's turn) continuing `tree` (the
+        last move's, or `init_state`'s) until `budget_s` seconds are spent (None: one
+        chunk of `chunk` simulations); see the module docstring."""
+        t0 = self._clock()
+        if not self.prepared(env):
+            self.prepare(env, key)
+        c = self._compiled_for(env)
+        if tree is None or jax.tree.structure(tree) != c.treedef \
+                or tree.node_visits.shape[-1] != c.capacity:
+            tree = c.fresh()  # another game's or size's tree (a new rule, a new capacity)
+        states = jax.tree.map(lambda x: jnp.asarray(x)[None], state)
+        last: dict = {}
+        t = self._clock()
+        tree, win, root_mask, used = self._call("start", c.start, tree, states)
+        self._measured(c, "start", self._clock() - t, last)
+        reused = int(used)
+        chunks: list[int] = []
+        action, value, policy, predicted = None, 0.0, None, 0.0
+        if int(win) >= 0:  # the threat search found a forced win: no search needed
+            return AnytimeMove(int(win), tree, 1.0, None, 0, reused, (), self._clock() - t0,
+                               0.0)
+        while True:
+            elapsed = self._clock() - t0
+            size = None
+            for s in self.sizes():
+                if used + s > c.capacity:
+                    continue
+                if budget_s is None:
+                    size = s if not chunks else None
+                    break
+                if elapsed + self._predict(c, s, last) <= budget_s:
+                    size = s
+                    break
+            if size is None and not chunks and reused <= 1:
+                size = self.small_chunk  # an empty tree and no time: the least a move costs
+            if size is None:
+                smallest = min((s for s in self.sizes() if used + s <= c.capacity),
+                               default=None)
+                predicted = elapsed + (0.0 if smallest is None
+                                       else self._predict(c, smallest, last))
+                break
+            t = self._clock()
+            tree, act, val, policy, used = self._call(
+                size, c.chunks[size], self.params, tree, states, root_mask, key,
+                np.int32(len(chunks)))
+            self._measured(c, size, self._clock() - t, last)
+            used = int(used)
+            action, value = int(act), float(val)
+            chunks.append(size)
+        if action is None:  # no chunk: the reused tree's most visited move
+            action = int(c.pick(tree, states, key))
+        return AnytimeMove(action, tree, value, policy, sum(chunks), reused, tuple(chunks),
+                           self._clock() - t0, predicted)

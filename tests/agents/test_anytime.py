@@ -1,0 +1,182 @@
+"""Anytime search: chunks under a fake clock never overrun the budget, the tree carries
+over between moves, and the tree's size follows the node and memory bounds."""
+
+from __future__ import annotations
+
+import random
+
+import jax
+import numpy as np
+import pytest
+
+from gomoku_jax import agents
+from gomoku_jax.agents.anytime import AnytimeSearch, node_bytes, supports
+from gomoku_jax.games.gomoku.env import Gomoku
+from gomoku_jax.search import reuse
+
+ENV = Gomoku(7, 5)
+AGENT = agents.make("mcts", num_simulations=8, evaluator="heuristic")
+KEY = jax.random.key(0)
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def slow(searcher: AnytimeSearch, clock: FakeClock, seconds: dict, jitter=(1.0, 1.0),
+         seed: int = 0) -> list:
+    """Make every compiled call of `searcher` take `seconds[kind]` (times a random factor
+    in `jitter`) on `clock`; returns the list the calls' (kind, seconds) go to."""
+    real = AnytimeSearch._call.__get__(searcher)  # the real call, not an earlier fake
+    rng = random.Random(seed)
+    calls = []
+
+    def call(kind, fn, *args):
+        out = real(kind, fn, *args)
+        dt = seconds[kind] * rng.uniform(*jitter)
+        clock.now += dt
+        calls.append((kind, dt))
+        return out
+
+    searcher._call = call
+    return calls
+
+
+@pytest.fixture(scope="module")
+def searcher():
+    clock = FakeClock()
+    s = AnytimeSearch(AGENT, clock=clock, max_nodes=1025)
+    s.prepare(ENV, KEY)
+    return s, clock
+
+
+def position(*moves):
+    return ENV.from_moves(list(moves))
+
+
+def test_supports_and_sizes():
+    assert supports(AGENT) and not supports(agents.make("heuristic"))
+    assert not supports(agents.make("mcts", search=AGENT.search.__class__(loop="mctx")))
+    s = AnytimeSearch(AGENT)
+    assert s.sizes() == (8, 1) and AnytimeSearch(AGENT, chunk=64).sizes() == (64, 8)
+    with pytest.raises(ValueError, match="anytime search needs a search agent"):
+        AnytimeSearch(agents.make("heuristic"))
+    with pytest.raises(ValueError, match="small_chunk"):
+        AnytimeSearch(AGENT, small_chunk=16)
+
+
+def test_never_over_budget_on_a_slow_clock(searcher):
+    """Chunks of 0.1 s (+-15 %) and short ones of 0.02 s: every move ends within its budget,
+    and it stops only when the next chunk would not have fitted."""
+    s, clock = searcher
+    calls = slow(s, clock, {"start": 0.01, 8: 0.1, 1: 0.02}, jitter=(0.9, 1.15))
+    s._compiled_for(ENV).estimates.update({"start": 0.01, 8: 0.1, 1: 0.02})
+    tree = s.init_state(ENV)
+    state = position(24, 25)
+    for budget in (0.05, 0.3, 1.0, 2.5, 0.5):
+        calls.clear()
+        m = s.move(ENV, state, tree, KEY, budget)
+        assert m.seconds <= budget, (budget, m)
+        assert m.simulations == sum(m.chunks) and m.simulations >= 1
+        assert sum(dt for _, dt in calls) == pytest.approx(m.seconds)
+        # it stopped because the smallest chunk was predicted not to fit
+        assert m.predicted_s > budget
+        assert m.predicted_s - m.seconds <= s.safety * 0.02 * 1.15 + 1e-9
+        assert np.asarray(state.legal_action_mask)[m.action]
+        if budget >= 1.0:
+            assert m.chunks.count(8) >= 6
+        tree = s.init_state(ENV)  # each budget from a fresh tree
+
+
+def test_a_budget_of_zero_runs_the_least(searcher):
+    s, clock = searcher
+    slow(s, clock, {"start": 0.01, 8: 0.1, 1: 0.02})
+    s._compiled_for(ENV).estimates.update({"start": 0.01, 8: 0.1, 1: 0.02})
+    state = position(24, 25)
+    m = s.move(ENV, state, s.init_state(ENV), KEY, 0.0)
+    assert m.chunks == (1,) and m.reused == 0  # an empty tree: one short chunk anyway
+    assert np.asarray(state.legal_action_mask)[m.action]
+    # with a tree that holds the position, nothing is searched: its most visited move
+    full = s.move(ENV, state, s.init_state(ENV), KEY, None)
+    m = s.move(ENV, state, full.tree, KEY, 0.0)
+    assert m.chunks == () and m.reused == 9 and m.simulations == 0
+    visits = np.asarray(full.tree.children_visits[0, 0])
+    assert visits[m.action] == visits.max()
+
+
+def test_no_budget_is_one_chunk_and_a_full_tree_stops(searcher):
+    s, clock = searcher
+    slow(s, clock, {"start": 0.0, 8: 0.001, 1: 0.001})
+    s._compiled_for(ENV).estimates.update({"start": 0.0, 8: 0.001, 1: 0.001})
+    state = position(24, 25)
+    m = s.move(ENV, state, s.init_state(ENV), KEY, None)
+    assert m.chunks == (8,) and int(m.tree.node_visits[0, 0]) == 9
+    m = s.move(ENV, state, s.init_state(ENV), KEY, 1e6)  # time enough: the tree fills
+    assert m.simulations == 1024 and int(m.tree.node_visits[0, 0]) == 1025
+    assert m.chunks[-1] == 8 and m.tree.node_visits.shape == (1, 1025)
+
+
+def test_the_tree_carries_over_two_plies(searcher):
+    s, clock = searcher
+    slow(s, clock, {"start": 0.0, 8: 0.01, 1: 0.002})
+    s._compiled_for(ENV).estimates.update({"start": 0.0, 8: 0.01, 1: 0.002})
+    state = position(24, 25)
+    first = s.move(ENV, state, s.init_state(ENV), KEY, 1.0)
+    assert first.simulations >= 600
+    tree = jax.tree.map(lambda x: x[0], first.tree)
+    ours = int(tree.children_index[0, first.action])
+    reply = int(np.argmax(np.asarray(tree.children_visits[ours])))
+    grandchild = int(tree.children_index[ours, reply])
+    assert grandchild > 0
+    later = ENV.step(ENV.step(state, first.action), reply)
+    assert int(reuse.find_node(tree, later)) == grandchild
+    second = s.move(ENV, later, first.tree, KEY, 0.2)
+    subtree = int(np.sum(np.asarray(reuse.subtree_mask(tree, grandchild))))
+    assert second.reused == subtree > 1
+    root_visits = int(tree.node_visits[grandchild])
+    assert int(second.tree.node_visits[0, 0]) == root_visits + second.simulations
+    # a position that is not in the tree starts a fresh one
+    third = s.move(ENV, position(0, 48), second.tree, KEY, None)
+    assert third.reused == 0 and int(third.tree.node_visits[0, 0]) == 9
+
+
+def test_capacity_follows_nodes_and_memory():
+    per_node = node_bytes(ENV)
+    assert per_node == 24 * 49 + sum(x.size * x.dtype.itemsize
+                                     for x in jax.tree.leaves(ENV.init(KEY)))
+    s = AnytimeSearch(AGENT, max_nodes=4097)
+    assert s.capacity(ENV) == 4097
+    s.set_max_tree_bytes(100 * per_node + 5)
+    assert s.capacity(ENV) == 100
+    s.set_max_tree_bytes(per_node)  # too little: still room for one chunk
+    assert s.capacity(ENV) == 9
+    s.set_max_tree_bytes(0)
+    assert s.capacity(ENV) == 4097
+    with pytest.raises(ValueError, match="max_tree_bytes"):
+        s.set_max_tree_bytes(-1)
+
+
+def test_forced_wins_and_refutations_come_from_the_threat_search(searcher):
+    """A VCF for the side to move is played without a chunk; facing the opponent's, every
+    chunk searches only its refutations (the hook's root mask)."""
+    s, clock = searcher
+    slow(s, clock, {"start": 0.0, 8: 0.01, 1: 0.002})
+    # Black (to move) has three in a row with both ends open twice over: fours win.
+    win_state = position(8, 42, 9, 43, 10, 40)  # black 8, 9, 10 on row 1; white scattered
+    win, mask = AGENT.bind(ENV).forcing_moves(jax.tree.map(lambda x: x[None], win_state))
+    assert int(win[0]) >= 0
+    move = s.move(ENV, win_state, s.init_state(ENV), KEY, 1.0)
+    assert move.action == int(win[0]) and move.simulations == 0 and move.chunks == ()
+    # White to move faces that same VCF: its root keeps the refutations only.
+    threatened = position(8, 42, 9, 43, 10)
+    win, mask = AGENT.bind(ENV).forcing_moves(jax.tree.map(lambda x: x[None], threatened))
+    mask = np.asarray(mask[0])
+    assert int(win[0]) == -1 and 0 < mask.sum() < int(np.sum(np.asarray(
+        threatened.legal_action_mask)))
+    move = s.move(ENV, threatened, s.init_state(ENV), KEY, 0.2)
+    visits = np.asarray(move.tree.children_visits[0, 0])
+    assert move.simulations > 0 and visits[~mask].sum() == 0 and mask[move.action]
