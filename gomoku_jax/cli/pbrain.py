@@ -26,6 +26,9 @@ from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.io.pbrain import PbrainEngine
 from gomoku_jax.io.player import DEFAULT_MAX_NODES
 
+# The strongest engine the project has without a network (experiments/strength.py).
+DEFAULT_AGENT = "mcts"
+
 if TYPE_CHECKING:
     from gomoku_jax.train.trained import TrainedNetwork
 
@@ -40,7 +43,8 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     parser = parser or argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--agent", choices=sorted(agents.AGENTS) + [TRAINED],
                         help="the agent that plays: a registered agent, or 'trained' (the "
-                             "checkpoint's eval agent); default: heuristic, or trained with "
+                             "checkpoint's eval agent); default: mcts (PUCT on the heuristic "
+                             "evaluator with VCF at the root, anytime), or trained with "
                              "--checkpoint")
     parser.add_argument("--agent-config", action="append", default=[], metavar="KEY=VALUE",
                         help="an agent config field, e.g. defence=1.2 (repeatable)")
@@ -107,7 +111,7 @@ def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
     timing = dict(levels=args.levels, anytime=args.anytime, max_nodes=args.max_nodes,
                   verbose=args.verbose)
     network = load_for_cli(args.checkpoint, args.step)
-    name = args.agent or (TRAINED if network is not None else "heuristic")
+    name = args.agent or (TRAINED if network is not None else DEFAULT_AGENT)
     try:
         if network is None:
             if name == TRAINED:

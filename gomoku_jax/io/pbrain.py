@@ -25,7 +25,7 @@ endings are ignored.
 
 Answers besides moves: `UNKNOWN <what>` for a command the protocol does not have, and
 `ERROR <reason>` for a line that is malformed or out of order (bad coordinates, a TURN onto
-an occupied cell or before START, a size outside 5..19, a BOARD line that is not X,Y,FIELD,
+an occupied cell or before START, a size outside 5..20, a BOARD line that is not X,Y,FIELD,
 a position that is over or whose stone counts don't fit alternating play ...). A line
 answered with ERROR changes nothing (a broken BOARD is discarded: the position before it
 stays), and the engine keeps running. `MESSAGE <text>` lines are information, e.g. about a

@@ -22,6 +22,7 @@ from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.specs import build_agent
 from gomoku_jax.cli import pbrain as pbrain_cli
 from gomoku_jax.agents.anytime import AnytimeSearch, node_bytes
+from gomoku_jax.agents.search import SearchAgent
 from gomoku_jax.games.gomoku.config import MAX_BOARD_SIZE, GameConfig
 from gomoku_jax.games.gomoku.env import Gomoku
 from gomoku_jax.games.gomoku.features.proximity import proximity_mask
@@ -577,6 +578,14 @@ def test_fuzz_heuristic_agent():
 
 # ------------------------------------------------------------------ command line
 
+def test_the_default_engine_is_the_search_with_vcf():
+    from gomoku_jax.cli import pbrain as pbrain_cli
+    args = cli.build_parser().parse_args(["pbrain"])
+    engine = pbrain_cli.engine_from_args(args)
+    assert isinstance(engine.agent, SearchAgent) and engine.agent.threat_search > 0
+    assert engine.agent.evaluator == "auto" and engine.player.anytime is not None
+
+
 def test_cli_help_and_bad_flags(capsys, tmp_path):
     with pytest.raises(SystemExit) as e:
         cli.main(["pbrain", "--help"])
@@ -591,14 +600,16 @@ def test_cli_help_and_bad_flags(capsys, tmp_path):
         (["--agent", "trained"], "give --checkpoint PATH"),
         (["--agent", "mcts", "--agent-config", "evaluator=network"],
          "uses evaluator=network, which needs a trained network"),
-        (["--agent-config", "nonsense=1"],
+        (["--agent-config", "nonsense=1"], "unknown field 'nonsense' for agent 'mcts'"),
+        (["--agent", "heuristic", "--agent-config", "nonsense=1"],
          "unknown field 'nonsense' for agent 'heuristic'; valid fields: ['attack', 'defence',"),
         (["--agent-config", "defence"], "--agent-config: 'defence' is not field=value"),
         (["--agent-config", "defence=1", "--agent-config", "defence=2"],
          "--agent-config: field 'defence' is given twice"),
-        (["--agent-config", "defence=strong"],
+        (["--agent", "heuristic", "--agent-config", "defence=strong"],
          "agent 'heuristic' field 'defence' takes a float, got 'strong'"),
-        (["--agent-config", "patterns=1"], "'patterns' is a nested config"),
+        (["--agent", "heuristic", "--agent-config", "patterns=1"],
+         "'patterns' is a nested config"),
         (["--agent", "mcts", "--agent-config", "greedy=maybe"],
          "field 'greedy' takes a bool, got 'maybe'"),
         (["--agent", "proximity_random", "--agent-config", "threshold=2"],
