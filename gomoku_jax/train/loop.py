@@ -17,6 +17,8 @@ keys in `config.RESUMABLE`).
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import pathlib
 import time
@@ -83,11 +85,13 @@ class RunLogger:
 def evaluate(trainer: AlphaZero, variables: Any, previous: Any, key: jax.Array
              ) -> dict[str, dict]:
     """The arena: {opponent spec: {"score", "wins", "draws", "losses", "elo"}}, from the
-    trained agent's side, every opening of the game with both sides."""
+    trained agent's side, every opening of the game with both sides. The trained agent plays
+    without the game's threat search at the root (`SearchAgent.threat_search`), so the
+    arena measures the network and its search alone."""
     cfg = trainer.config
     env = trainer.env
     g = per_opening_colour(cfg.eval.games, len(env.default_openings()))
-    agent = trainer.agent()
+    agent = dataclasses.replace(trainer.agent(), threat_search=0)
     results = {}
     for i, spec in enumerate(cfg.eval.opponents):
         if spec == PREVIOUS:
