@@ -52,7 +52,9 @@ def test_fields_of_the_search_config_are_set_by_name_or_path():
 
 def test_playing_agents_are_at_full_strength_by_default():
     """Greedy, no root noise: the arena, tactics, pbrain and the play UI use these."""
-    assert agents.make("mcts").search == PUCT().for_play()
+    # ... with the parent's value for unvisited moves (README, "Search that scales")
+    assert agents.make("mcts").search == PUCT(q_transform="parent").for_play()
+    assert agents.make("mcts").threat_search > 0 and agents.make("pure_mcts").threat_search == 0
     assert agents.make("mcts").search.dirichlet_fraction == 0.0
     assert agents.make("mcts").search.greedy
     assert agents.make("puct") == agents.make("mcts")
