@@ -245,7 +245,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     count = None
     if args.openings is not None and args.openings.strip().isdigit():
         count, args.openings = int(args.openings), None
-    network = common.load_network(args)
+    try:
+        named = split_specs(args.agents) if args.agents else []
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    network = common.load_network(args, named)
     env, openings = common.setup_game(args, network)
     budgets = parse_budgets(args.ms_per_move)
     try:

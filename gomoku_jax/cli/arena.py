@@ -42,7 +42,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
 
 
 def main(args: argparse.Namespace) -> int:
-    network = load_network(args)
+    network = load_network(args, [args.a, args.b])
     env, openings = setup_game(args, network)
     try:
         agent_a = make_agent(args.a, network).bind(env)

@@ -49,11 +49,20 @@ def add_game_arguments(parser: argparse.ArgumentParser, board_size: int = 15) ->
                         help="the checkpoint step to load (default: the latest)")
 
 
-def load_network(args: argparse.Namespace):
-    """The `TrainedNetwork` of --checkpoint / --step, or None; SystemExit on a bad path."""
+def needs_network(specs) -> bool:
+    """Whether an agent spec plays with a network: `trained...` or `evaluator=network`."""
+    return any(spec.split(":")[0].strip() == "trained" or "evaluator=network" in spec
+               for spec in specs)
+
+
+def load_network(args: argparse.Namespace, specs=()):
+    """The `TrainedNetwork` of --checkpoint / --step; without a checkpoint, the shipped
+    network when one of `specs` needs a network (`needs_network`), else None; SystemExit on
+    a bad path."""
     from gomoku_jax.train.trained import load_for_cli
 
-    return load_for_cli(getattr(args, "checkpoint", None), getattr(args, "step", None))
+    return load_for_cli(getattr(args, "checkpoint", None), getattr(args, "step", None),
+                        default=needs_network(specs))
 
 
 def load_openings(env: Env, path: str) -> tuple[tuple[int, ...], ...]:

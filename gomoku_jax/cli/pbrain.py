@@ -110,7 +110,7 @@ def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
         raise SystemExit(f"error: --max-nodes must be >= 2, got {args.max_nodes}")
     timing = dict(levels=args.levels, anytime=args.anytime, max_nodes=args.max_nodes,
                   verbose=args.verbose)
-    network = load_for_cli(args.checkpoint, args.step)
+    network = load_for_cli(args.checkpoint, args.step, default=args.agent == TRAINED)
     name = args.agent or (TRAINED if network is not None else DEFAULT_AGENT)
     try:
         if network is None:

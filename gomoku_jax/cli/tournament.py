@@ -41,10 +41,13 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
 
 
 def main(args: argparse.Namespace) -> int:
-    network = load_network(args)
-    env, openings = setup_game(args, network)
     try:
         specs = split_specs(args.agents)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    network = load_network(args, specs)
+    env, openings = setup_game(args, network)
+    try:
         entrants = [(s, make_agent(s, network).bind(env)) for s in specs]
         params = {} if network is None else {s: network.params_for(a) for s, a in entrants}
         g = per_opening_colour(args.games, len(openings or env.default_openings()))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+from importlib import resources
 from typing import Any, Optional
 
 from gomoku_jax.agents.base import Agent
@@ -96,14 +97,34 @@ def load(path: str | pathlib.Path, step: Optional[int] = None
     return TrainedNetwork(model, variables, config, run_dir, step)
 
 
+# The network shipped with the package: 15x15 freestyle, trained on a 2-core CPU with the
+# gomoku15_cpu preset (config.json, metrics.jsonl and summary.json are its run's; the step
+# is its checkpoint's). Only the network item of the checkpoint is kept (1.8 MB).
+DEFAULT_NETWORK = "gomoku15"
+
+
+def default_network_path() -> pathlib.Path:
+    """The shipped network's run directory (package data of `gomoku_jax.games.gomoku`)."""
+    return pathlib.Path(str(resources.files("gomoku_jax.games.gomoku").joinpath(
+        "data", "networks", DEFAULT_NETWORK)))
+
+
+def default_network() -> TrainedNetwork:
+    """The network shipped with the package (`DEFAULT_NETWORK`), what `trained` plays when
+    no checkpoint is given."""
+    return load(default_network_path())
+
+
 def load_for_cli(path: Optional[str], step: Optional[int] = None,
-                 flag: str = "--checkpoint") -> Optional[TrainedNetwork]:
-    """`load(path, step)` for a command line: None without a path; SystemExit("error: ...")
-    for a bad one or for a `step` without a path."""
+                 flag: str = "--checkpoint", default: bool = False
+                 ) -> Optional[TrainedNetwork]:
+    """`load(path, step)` for a command line: without a path, the shipped network when
+    `default` (an agent needs a network) else None; SystemExit("error: ...") for a bad one
+    or for a `step` without a path."""
     if path is None:
         if step is not None:
             raise SystemExit(f"error: --step {step} needs {flag} PATH")
-        return None
+        return default_network() if default else None
     try:
         return load(path, step)
     except ValueError as e:
