@@ -578,6 +578,14 @@ def test_fuzz_heuristic_agent():
 
 # ------------------------------------------------------------------ command line
 
+def test_trained_without_a_checkpoint_is_the_shipped_network():
+    from gomoku_jax.cli import pbrain as pbrain_cli
+    engine = pbrain_cli.engine_from_args(cli.build_parser().parse_args(
+        ["pbrain", "--agent", "trained"]))
+    assert engine.game.board_size == 15 and engine.agent.evaluator == "network"
+    assert send(engine, "START 9")[0].startswith("ERROR")
+
+
 def test_the_default_engine_is_the_search_with_vcf():
     from gomoku_jax.cli import pbrain as pbrain_cli
     args = cli.build_parser().parse_args(["pbrain"])
@@ -597,7 +605,6 @@ def test_cli_help_and_bad_flags(capsys, tmp_path):
     for argv, message in [
         (["--checkpoint", str(tmp_path / "missing.ckpt")], "missing.ckpt does not exist"),
         (["--checkpoint", str(tmp_path)], "is not a run directory"),
-        (["--agent", "trained"], "give --checkpoint PATH"),
         (["--agent", "mcts", "--agent-config", "evaluator=network"],
          "uses evaluator=network, which needs a trained network"),
         (["--agent-config", "nonsense=1"], "unknown field 'nonsense' for agent 'mcts'"),

@@ -104,7 +104,8 @@ def test_tournament_with_the_network_second(trained_run, tmp_path, capsys):
      "--game pgx/connect_four doesn't match the checkpoint's game gomoku"),
     (["--checkpoint", "{run}", "--win-length", "5", "--rule", "exact5"],
      "--win-length 5, --rule exact5 doesn't match"),
-    ([], "which needs a checkpoint: give --checkpoint PATH"),
+    (["--board-size", "9"],  # no checkpoint: the shipped network, a 15x15 one
+     "--board-size 9 doesn't match the checkpoint's game (Gomoku(board_size=15"),
 ])
 def test_arena_checkpoint_errors(trained_run, tmp_path, argv, message):
     argv = [a.format(tmp=tmp_path, run=trained_run) for a in argv]
