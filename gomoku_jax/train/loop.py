@@ -91,7 +91,9 @@ def evaluate(trainer: AlphaZero, variables: Any, previous: Any, key: jax.Array
     cfg = trainer.config
     env = trainer.env
     g = per_opening_colour(cfg.eval.games, len(env.default_openings()))
-    agent = dataclasses.replace(trainer.agent(), threat_search=0)
+    agent = trainer.agent()
+    if any(f.name == "threat_search" for f in dataclasses.fields(agent)):  # search agents
+        agent = dataclasses.replace(agent, threat_search=0)
     results = {}
     for i, spec in enumerate(cfg.eval.opponents):
         if spec == PREVIOUS:
