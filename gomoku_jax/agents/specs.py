@@ -21,6 +21,8 @@ and pbrain), two more kinds of spec play with it:
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any, Callable, Iterable, Optional, Protocol
 
 from gomoku_jax import configs
@@ -111,21 +113,32 @@ def build_agent(name: str, config: dict[str, Any], network: Optional[TrainedNetw
 
 def trained_agent(config: dict[str, Any], network: Optional[TrainedNetwork],
                   what: str = TRAINED) -> Agent:
-    """The `trained` spec: `network.agent(num_simulations)` (the run's eval agent)."""
+    """The `trained` spec: `network.agent(num_simulations)` (the run's eval agent), with
+    `threat_search=N` (root VCF nodes; 0: none) where that agent searches."""
     if network is None:
         raise ValueError(f"agent {what!r} is a trained network's own agent, which needs a "
                          f"checkpoint: give --checkpoint PATH (a run directory)")
-    unknown = sorted(set(config) - {"num_simulations"})
+    agent = network.agent(None)
+    fields = ["num_simulations"] + (["threat_search"] if _has_field(agent, "threat_search")
+                                    else [])
+    unknown = sorted(set(config) - set(fields))
     if unknown:
         raise ValueError(f"unknown config for agent {TRAINED!r}: {unknown}; valid fields: "
-                         f"['num_simulations']")
-    sims = config.get("num_simulations")
-    if sims is not None:
-        sims = configs.coerce(f"field 'num_simulations' of agent {TRAINED!r}", int, sims)
-        if sims < 1:
-            raise ValueError(f"field 'num_simulations' of agent {TRAINED!r} takes an int >= 1, "
-                             f"got {sims}")
-    return network.agent(sims)
+                         f"{fields}")
+    values = {}
+    for name, least in zip(fields, (1, 0)):
+        if name in config:
+            what = f"field {name!r} of agent {TRAINED!r}"
+            values[name] = configs.coerce(what, int, config[name])
+            if values[name] < least:
+                raise ValueError(f"{what} takes an int >= {least}, got {values[name]}")
+    agent = network.agent(values.pop("num_simulations", None))
+    return dataclasses.replace(agent, **values) if values else agent
+
+
+def _has_field(agent: Agent, name: str) -> bool:
+    return dataclasses.is_dataclass(agent) and any(
+        f.name == name for f in dataclasses.fields(agent))
 
 
 def split_specs(items: str | Iterable[str]) -> list[str]:

@@ -10,19 +10,22 @@ defaults: greedy, no root noise); a move counts when it is in the puzzle's solut
 single-position move (median of a few), "batched" the time per position when the whole
 suite runs in batches. `--generate N` builds a fresh suite of N puzzles in each of the
 seven categories with the solver (seeded) instead of loading the shipped one; `--save FILE`
-keeps it. The table has a column per category present in the suite (older suite files
-without `fours_7` / `fours_9` still load).
+keeps it. Specs with a network (`trained`, `policy:evaluator=network`, ...) play with
+`--checkpoint`'s, else with the shipped 15x15 network (`gomoku_jax.train.trained`), on
+puzzles of its board size, win length and rule. The table has a column per category
+present in the suite (older suite files without `fours_7` / `fours_9` still load).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from typing import Optional
+from typing import Any, Optional
 
 import jax
 
 from gomoku_jax.agents.specs import make_agent, split_specs
+from gomoku_jax.cli import common
 from gomoku_jax.eval.puzzles import SolveResult, solve_rates
 from gomoku_jax.games.gomoku import tactics
 from gomoku_jax.markdown import table as markdown_table, write_report
@@ -44,6 +47,11 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     parser.add_argument("--batch-size", type=int, default=8,
                         help="puzzles per compiled call (default 8)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkpoint", metavar="PATH",
+                        help="a trained network for the specs that need one ('trained', "
+                             "'policy:evaluator=network', ...; default: the shipped network)")
+    parser.add_argument("--step", type=int, metavar="N",
+                        help="the checkpoint step to load (default: the latest)")
     parser.add_argument("--out", metavar="FILE", help="write the markdown table")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     return parser
@@ -62,6 +70,19 @@ def load_suite(args: argparse.Namespace) -> tactics.Suite:
     return suite
 
 
+def network_puzzles(suite: tactics.Suite, network) -> tuple[Any, list]:
+    """(the network's env, the suite's puzzles as its states: its observation planes);
+    ValueError when the network plays another board, win length or rule."""
+    game = network.game_spec
+    cfg = suite.config
+    mine = (getattr(game, "board_size", None), getattr(game, "win_length", None),
+            getattr(game, "rule", None))
+    if mine != (cfg.board_size, cfg.win_length, cfg.rule):
+        raise ValueError(f"the network plays {network.env!r}; the suite is {cfg.board_size}x"
+                         f"{cfg.board_size}, k={cfg.win_length}, {cfg.rule}")
+    return network.env, suite.puzzles_for_eval(game)
+
+
 def row(spec: str, result: SolveResult) -> list[str]:
     cells = [f"{s}/{t} ({s / max(t, 1):.0%})" for s, t in result.solved.values()]
     return [spec, *cells, f"**{result.rate:.1%}**",
@@ -73,8 +94,12 @@ def main(args: argparse.Namespace) -> int:
         if args.batch_size < 1:
             raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
         suite = load_suite(args)
-        env = suite.env
-        agents = [(s, make_agent(s).bind(env)) for s in split_specs(args.agents)]
+        specs = split_specs(args.agents)
+        network = common.load_network(args, specs)
+        env, puzzles = suite.env, suite.puzzles_for_eval()
+        if network is not None:
+            env, puzzles = network_puzzles(suite, network)
+        agents = [(s, make_agent(s, network).bind(env)) for s in specs]
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     cfg = suite.config
@@ -84,11 +109,11 @@ def main(args: argparse.Namespace) -> int:
     counts = {c: sum(p.category == c for p in suite.puzzles) for c in order}
     print(f"{len(suite.puzzles)} puzzles, {cfg.board_size}x{cfg.board_size} {cfg.rule} "
           f"({', '.join(f'{c} {n}' for c, n in counts.items())})", flush=True)
-    puzzles = suite.puzzles_for_eval()
     rows, records = [], []
     for spec, agent in agents:
         start = time.perf_counter()
-        result = solve_rates(env, agent, puzzles, jax.random.key(args.seed),
+        params = None if network is None else network.params_for(agent)
+        result = solve_rates(env, agent, puzzles, jax.random.key(args.seed), params=params,
                              batch_size=args.batch_size)
         print(f"  {spec}: {result.total[0]}/{result.total[1]} "
               f"[{time.perf_counter() - start:.1f} s]", flush=True)

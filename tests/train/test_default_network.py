@@ -3,6 +3,7 @@ run, and plays through the command lines' `trained` spec."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -40,3 +41,34 @@ def test_specs_that_need_a_network_get_the_shipped_one(network):
     assert trained.load_for_cli(None, default=True).step == network.step
     with pytest.raises(SystemExit, match="--step 3 needs --checkpoint"):
         trained.load_for_cli(None, 3, default=True)
+
+
+
+def test_tactics_plays_the_policy_head_of_the_shipped_network(network, tmp_path, capsys):
+    """`gomoku-jax tactics --agents policy:evaluator=network` without --checkpoint: the
+    shipped network's policy head plays a legal move in one puzzle of each category, on
+    states with the network's observation planes; a suite of another game is refused."""
+    from gomoku_jax import cli
+    from gomoku_jax.games.gomoku import tactics
+
+    suite = tactics.default_suite()
+    first = {}
+    for p in suite.puzzles:
+        first.setdefault(p.category, p)
+    small = dataclasses.replace(suite, puzzles=tuple(first.values()))
+    path, js = tmp_path / "suite.json", tmp_path / "t.json"
+    tactics.save(small, path)
+    assert cli.main(["tactics", "--agents", "policy:evaluator=network", "--suite", str(path),
+                     "--batch-size", str(len(first)), "--json", str(js)]) == 0
+    assert "| policy:evaluator=network |" in capsys.readouterr().out
+    [record] = json.loads(js.read_text())["results"]
+    assert sum(t for _, t in record["solved"].values()) == len(first)
+    for p in small.puzzles:
+        assert p.board.reshape(-1)[record["actions"][p.id]] == 0, p.id
+    states = small.puzzles_for_eval(network.game_spec)
+    assert all(s.config == network.env.config for _, _, s, _ in states)
+
+    tactics.save(tactics.generate(9, 1, seed=0), tmp_path / "nine.json")
+    with pytest.raises(SystemExit, match="the network plays .*; the suite is 9x9"):
+        cli.main(["tactics", "--agents", "policy:evaluator=network",
+                  "--suite", str(tmp_path / "nine.json")])

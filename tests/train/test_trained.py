@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 
 import pytest
@@ -40,6 +42,9 @@ def test_specs_with_a_network(network):
     assert agent.search.greedy and agent.search.dirichlet_fraction == 0
     assert agent.env == network.env
     assert specs.make_agent("trained:num_simulations=16", network).num_simulations == 16
+    assert agent.threat_search > 0
+    off = specs.make_agent("trained:threat_search=0,num_simulations=16", network)
+    assert off == dataclasses.replace(agent, threat_search=0, num_simulations=16)
     mcts = specs.make_agent("mcts:evaluator=network,num_simulations=8", network)
     assert mcts.network == network.model and mcts.num_simulations == 8
     policy = specs.make_agent("policy:evaluator=network", network)
@@ -56,6 +61,7 @@ def test_specs_with_a_network(network):
     ("trained:num_simulations=0", True, "takes an int >= 1, got 0"),
     ("trained:greedy=false", True, "unknown config for agent 'trained': ['greedy']"),
     ("trained:num_simulations=many", True, "takes an int, got 'many'"),
+    ("trained:threat_search=-1", True, "'threat_search' of agent 'trained' takes an int >= 0"),
     ("mcts:evaluator=network,network=x", True, "the field 'network' comes from the checkpoint"),
 ])
 def test_spec_errors(network, spec, with_network, message):

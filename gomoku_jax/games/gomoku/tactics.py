@@ -97,9 +97,12 @@ class Suite:
     def by_category(self) -> dict[str, list[Puzzle]]:
         return {c: [p for p in self.puzzles if p.category == c] for c in CATEGORIES}
 
-    def puzzles_for_eval(self) -> list[tuple[str, str, Any, tuple[int, ...]]]:
-        """(id, category, state, solutions) per puzzle, for `eval.puzzles.solve_rates`."""
-        return [(p.id, p.category, from_board(self.config, p.board, p.to_move), p.solutions)
+    def puzzles_for_eval(self, config: Optional[GameConfig] = None
+                         ) -> list[tuple[str, str, Any, tuple[int, ...]]]:
+        """(id, category, state, solutions) per puzzle, for `eval.puzzles.solve_rates`;
+        the states of `config` (default: the suite's; another observation, for a network)."""
+        config = config or self.config
+        return [(p.id, p.category, from_board(config, p.board, p.to_move), p.solutions)
                 for p in self.puzzles]
 
 

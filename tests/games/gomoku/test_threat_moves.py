@@ -15,6 +15,7 @@ from gomoku_jax.games.gomoku import tactics
 from gomoku_jax.games.gomoku.env import Gomoku
 from gomoku_jax.games.gomoku.positions import from_board
 from gomoku_jax.games.gomoku.solver import Solver
+from gomoku_jax.games.gomoku.threat_moves import forcing_moves as threat_forcing_moves
 
 N = 9
 
@@ -114,13 +115,17 @@ def test_search_agent_plays_the_shipped_vcf_puzzles(category):
     assert all(int(a) in p[3] for a, p in zip(actions, puzzles))
 
 
-def test_batch_equals_one_board_at_a_time(positions):
-    """The batch-level conds change nothing: a batch mixing threatened, winning and quiet
-    boards gives each board what it gets alone."""
+@pytest.mark.parametrize("one_board_at_a_time", [False, True], ids=["vmap", "lax_map"])
+def test_batch_equals_one_board_at_a_time(positions, one_board_at_a_time):
+    """Neither layout changes an answer (the batch-level conds of the vmapped one, the
+    per-board conds under lax.map): a batch mixing threatened, winning and quiet boards
+    gives each board what it gets alone."""
     config = Gomoku(N).config
     states = [from_board(config, b, me) for b, me in positions[:24]]
     batch = jax.tree.map(lambda *x: np.stack(x), *states)
-    wins, allowed = _batched(N, 512)(batch)
+    wins, allowed = jax.jit(functools.partial(
+        threat_forcing_moves, max_nodes=512,
+        one_board_at_a_time=one_board_at_a_time))(batch)
     for i, state in enumerate(states):
         win, mask = hook(N)(state)
         assert int(wins[i]) == int(win)
