@@ -67,6 +67,17 @@ DEFAULT_MAX_NODES = 8192 + 1
 _GREEDY = VisitSampling(greedy=True)
 
 
+def uncommitted(params: Any) -> Any:
+    """`params` as uncommitted arrays on the default device. Restored params are
+    committed (a network restored for a mesh, even of one device, carries a
+    `NamedSharding`); the compiled calls' outputs (the tree) then come out committed, and
+    fed back in at the next move they no longer match the uncommitted signature `prepare`
+    compiled, so the move on the clock compiles again (11-24 s a move in pbrain)."""
+    if params is None:
+        return None
+    return jax.tree.map(lambda x: jnp.asarray(np.asarray(x)), params)
+
+
 def supports(agent: Any) -> bool:
     """Whether `agent` can search anytime: a `SearchAgent` whose loop continues trees."""
     return isinstance(agent, SearchAgent) and agent.search.loop == "gomoku_jax"
@@ -142,7 +153,7 @@ class AnytimeSearch:
                              f"smoothing in (0, 1], got {max_nodes}, {max_tree_bytes}, "
                              f"{safety}, {smoothing}")
         self.agent = agent
-        self.params = params
+        self.params = uncommitted(params)
         self.chunk, self.small_chunk = chunk, small_chunk
         self.max_nodes, self.max_tree_bytes = max_nodes, max_tree_bytes
         self.safety, self.smoothing = safety, smoothing
@@ -286,7 +297,7 @@ class AnytimeSearch:
         t = self._clock()
         tree, win, root_mask, used = self._call("start", c.start, tree, states)
         self._measured(c, "start", self._clock() - t, last)
-        reused = int(used)
+        used = reused = int(used)
         chunks: list[int] = []
         action, value, policy, predicted = None, 0.0, None, 0.0
         if int(win) >= 0:  # the threat search found a forced win: no search needed

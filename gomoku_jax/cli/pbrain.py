@@ -1,6 +1,7 @@
 """`gomoku-jax pbrain`: a Gomocup engine on stdin / stdout (the protocol is
 `gomoku_jax.io.pbrain`).
 
+    gomoku-jax pbrain                                  # the default engine (below)
     gomoku-jax pbrain --agent mcts --agent-config num_simulations=256
     gomoku-jax pbrain --checkpoint runs/quick          # the trained network's own agent
 
@@ -9,6 +10,11 @@ bounds the tree, and so does INFO max_memory); `--no-anytime` uses `--levels` in
 
 Agent configs are `--agent-config KEY=VALUE`, read like agent specs (`gomoku_jax.agents.specs`):
 `--agent mcts --agent-config greedy=false` is the spec `mcts:greedy=false`.
+
+The default engine (no --agent, --agent-config or --checkpoint) is the strongest the project
+measured (`experiments/strength.py`, README "Strength"): the shipped 15x15 network's agent
+(its search with VCF at the root) on 15x15, and `mcts` (PUCT on the heuristic evaluator with
+VCF) on every other board size.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.io.pbrain import PbrainEngine
 from gomoku_jax.io.player import DEFAULT_MAX_NODES
 
-# The strongest engine the project has without a network (experiments/strength.py).
+# The strongest engine the project has without a network (experiments/strength.py); the
+# default engine's agent on the board sizes the shipped network does not play.
 DEFAULT_AGENT = "mcts"
 
 if TYPE_CHECKING:
@@ -43,9 +50,11 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     parser = parser or argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--agent", choices=sorted(agents.AGENTS) + [TRAINED],
                         help="the agent that plays: a registered agent, or 'trained' (the "
-                             "checkpoint's eval agent); default: mcts (PUCT on the heuristic "
-                             "evaluator with VCF at the root, anytime), or trained with "
-                             "--checkpoint")
+                             "checkpoint's eval agent; without --checkpoint the shipped "
+                             "15x15 network's); default: the shipped network's agent on "
+                             "15x15 and mcts (PUCT on the heuristic evaluator with VCF at the "
+                             "root) on other boards, or trained with --checkpoint, or mcts "
+                             "with --agent-config")
     parser.add_argument("--agent-config", action="append", default=[], metavar="KEY=VALUE",
                         help="an agent config field, e.g. defence=1.2 (repeatable)")
     parser.add_argument("--checkpoint", metavar="PATH",
@@ -110,7 +119,9 @@ def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
         raise SystemExit(f"error: --max-nodes must be >= 2, got {args.max_nodes}")
     timing = dict(levels=args.levels, anytime=args.anytime, max_nodes=args.max_nodes,
                   verbose=args.verbose)
-    network = load_for_cli(args.checkpoint, args.step, default=args.agent == TRAINED)
+    default_engine = args.agent is None and args.checkpoint is None and not args.agent_config
+    network = load_for_cli(args.checkpoint, args.step,
+                           default=args.agent == TRAINED or default_engine)
     name = args.agent or (TRAINED if network is not None else DEFAULT_AGENT)
     try:
         if network is None:
@@ -129,8 +140,10 @@ def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
             if args.rule is not None and args.rule != game.rule:
                 print(f"warning: the network was trained for {game.rule}; playing {args.rule} "
                       f"with it until INFO rule says otherwise", file=sys.stderr)
+            fallback = build_agent(DEFAULT_AGENT, {}) if default_engine else None
             engine = PbrainEngine(agent, params=network.variables, game=game,
-                                  rule=args.rule or game.rule, seed=args.seed, **timing)
+                                  fallback=fallback, rule=args.rule or game.rule,
+                                  seed=args.seed, **timing)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     return engine

@@ -58,7 +58,9 @@ on the empty board, 1.0 / 0.5 / 0 by distance with 1 to 4 stones), because the p
 mask's opening exception (all ones under 5 stones) let the search answer at the edge.
 
 A trained network (`--checkpoint RUN_DIR`, a run of `gomoku-jax train`) plays its own game
-only: START with another board size is an ERROR, and the win length is the run's. The
+only: START with another board size is an ERROR (or, with a `fallback` agent, is played by
+that agent: the default engine plays the shipped 15x15 network on 15x15 and `mcts` on the
+other sizes), and the win length is the run's. The
 agent is then the run's eval agent (`--agent trained`, the default: the run's search at
 full strength with `eval.agent_simulations`; `--agent-config num_simulations=S`), or a
 search or policy agent with `evaluator=network` (their default with a checkpoint).
@@ -71,7 +73,7 @@ import dataclasses
 import importlib.metadata
 import re
 import time
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, Callable, NamedTuple, Optional, TextIO
 
 import jax
 import jax.numpy as jnp
@@ -192,6 +194,15 @@ class OpeningGomoku(Gomoku):
         return opening_weights(state.board).reshape(-1)
 
 
+class _Seat(NamedTuple):
+    """An agent of the engine with its timed player, and the game it is fixed to (None:
+    every board size)."""
+
+    agent: Agent
+    player: TimedPlayer
+    game: Optional[GameConfig]
+
+
 @dataclasses.dataclass
 class _Pending:
     """A BOARD being received: stones so far and the last stone listed of each side."""
@@ -215,6 +226,9 @@ class PbrainEngine:
         `game_config`): START accepts only its board size (other sizes are an ERROR), its
         win length, observation form and feature plane are used (`win_length` is ignored),
         and INFO rule still sets the rule, with a MESSAGE when it differs from the game's.
+      fallback: with `game`, an agent (without params) that plays the other board sizes:
+        each START picks the network's agent on its board size, else this one (the
+        default engine: the shipped 15x15 network, and `mcts` elsewhere).
       seed: seeds the agent's random keys.
       levels: how many variants (see `player.variants`) to compile for agents with
         `num_simulations` that do not search anytime.
@@ -237,7 +251,8 @@ class PbrainEngine:
 
     def __init__(self, agent: Agent | str = "heuristic", agent_config: Optional[dict] = None, *,
                  params: Any = None, rule: str = "freestyle", win_length: int = 5,
-                 game: Optional[GameConfig] = None, seed: int = 0, levels: int = 3,
+                 game: Optional[GameConfig] = None, fallback: Optional[Agent] = None,
+                 seed: int = 0, levels: int = 3,
                  anytime: bool = True, max_nodes: int = DEFAULT_MAX_NODES,
                  memory_share: float = 0.25, safety: float = 0.8, margin_s: float = 0.05,
                  match_divisor: float = 20.0, min_moves_left: float = 10.0,
@@ -248,13 +263,20 @@ class PbrainEngine:
             raise ValueError("agent_config goes with an agent name, not an Agent instance")
         if game is not None:
             win_length = game.win_length
-        # Validates the rule, and that the agent plays Gomoku.
-        agent.check_game(Gomoku(MIN_BOARD_SIZE, min(win_length, MIN_BOARD_SIZE), rule))
-        self.agent = agent
-        self.player = TimedPlayer(agent, params, levels=levels, anytime=anytime,
-                                  max_nodes=max_nodes, clock=clock)
+        if fallback is not None and game is None:
+            raise ValueError("a fallback agent plays the board sizes a game's network does "
+                             "not; give it with game=")
+
+        def seat(agent: Agent, params: Any, game: Optional[GameConfig]) -> _Seat:
+            # Validates the rule, and that the agent plays Gomoku.
+            agent.check_game(Gomoku(MIN_BOARD_SIZE, min(win_length, MIN_BOARD_SIZE), rule))
+            return _Seat(agent, TimedPlayer(agent, params, levels=levels, anytime=anytime,
+                                            max_nodes=max_nodes, clock=clock), game)
+
+        self._seats = [seat(agent, params, game)] + (
+            [] if fallback is None else [seat(fallback, None, None)])
+        self.agent, self.player, self.game = self._seats[0]
         self.win_length = win_length
-        self.game = game
         self.safety, self.margin_s, self.match_divisor = safety, margin_s, match_divisor
         self.min_moves_left, self.memory_share = min_moves_left, memory_share
         self._clock = clock
@@ -354,13 +376,15 @@ class PbrainEngine:
         if not MIN_BOARD_SIZE <= n <= MAX_BOARD_SIZE:
             raise ProtocolError(f"board size {n} is not supported (START N with N in "
                                 f"{MIN_BOARD_SIZE}..{MAX_BOARD_SIZE})")
-        if self.game is not None and n != self.game.board_size:
+        seats = [s for s in self._seats if s.game is None or s.game.board_size == n]
+        if not seats:
             m = self.game.board_size
             raise ProtocolError(f"board size {n} is not supported: this engine's network "
                                 f"plays only {m}x{m} (START {m})")
         if self.win_length > n:
             raise ProtocolError(f"board size {n} is smaller than the win length "
                                 f"{self.win_length}")
+        self.agent, self.player, self.game = seats[0]
         env = self._env(n, self.rule)
         self.player.prepare(env, self._next_key())  # compile + warm up before OK
         self.env, self.size = env, n
@@ -457,10 +481,14 @@ class PbrainEngine:
         """Bound the anytime search's tree by `memory_share` of `max_memory` bytes (0: no
         bound); a new tree size is compiled now, not on the next move's clock, and starts
         a new tree."""
-        if self.player.set_max_tree_bytes(int(max_memory * self.memory_share)) \
-                and self.size is not None:
-            self.player.prepare(self.env, self._next_key())
-            self._agent_state = self._new_agent_state()
+        for seat in self._seats:  # every seat's bound; only the one playing compiles now
+            if seat.player.set_max_tree_bytes(int(max_memory * self.memory_share)) \
+                    and seat.player is self.player and self.size is not None:
+                self.player.prepare(self.env, self._next_key())
+                self._agent_state = self._new_agent_state()
+
+    def _seat(self) -> "_Seat":
+        return _Seat(self.agent, self.player, self.game)
 
     def _env(self, n: int, rule: str) -> Gomoku:
         if self.game is None:
@@ -668,11 +696,13 @@ class PbrainEngine:
                                              list(self._pending.moves))
         board = None if self.board is None else self.board.copy()
         return (self.size, self.env, self.rule, board, dict(self._last), list(self.moves),
-                pending, self._agent_state, dict(self.info), dict(self.limits), self.ended)
+                pending, self._agent_state, dict(self.info), dict(self.limits), self.ended,
+                self._seat())
 
     def _restore(self, saved: tuple) -> None:
         (self.size, self.env, self.rule, self.board, self._last, self.moves, self._pending,
-         self._agent_state, self.info, self.limits, self.ended) = saved
+         self._agent_state, self.info, self.limits, self.ended,
+         (self.agent, self.player, self.game)) = saved
 
 
 def _best_allowed(allowed: np.ndarray, policy: Any, n: int) -> int:

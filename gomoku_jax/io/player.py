@@ -36,7 +36,8 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 import jax
 
-from gomoku_jax.agents.anytime import DEFAULT_MAX_NODES, AnytimeMove, AnytimeSearch
+from gomoku_jax.agents.anytime import (DEFAULT_MAX_NODES, AnytimeMove, AnytimeSearch,
+                                      uncommitted)
 from gomoku_jax.agents.anytime import supports as anytime_supports
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.games.protocol import Env
@@ -134,7 +135,8 @@ class TimedPlayer:
                  max_tree_bytes: int = 0, clock: Callable[[], float] = time.perf_counter,
                  smoothing: float = 0.5):
         self.agent = agent
-        self.params = params
+        self.params = uncommitted(params)
+        params = self.params
         self.anytime: Optional[AnytimeSearch] = None
         if anytime and anytime_supports(agent):
             self.anytime = AnytimeSearch(agent, params, max_nodes=max_nodes,

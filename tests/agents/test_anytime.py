@@ -180,3 +180,26 @@ def test_forced_wins_and_refutations_come_from_the_threat_search(searcher):
     move = s.move(ENV, threatened, s.init_state(ENV), KEY, 0.2)
     visits = np.asarray(move.tree.children_visits[0, 0])
     assert move.simulations > 0 and visits[~mask].sum() == 0 and mask[move.action]
+
+
+def test_committed_params_compile_nothing_on_the_clock():
+    """A restored network's params are committed arrays; the searcher makes them
+    uncommitted, so the trees its calls return, fed back at the next moves, match what
+    `prepare` compiled (pbrain's network moves compiled anew on the clock before)."""
+    from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
+
+    model = PolicyValueModel.for_env(NET_PRESETS["tiny"], ENV)
+    params = jax.device_put(model.init(KEY), jax.devices()[0])
+    agent = agents.make("mcts", num_simulations=8, evaluator="network", network=model,
+                        threat_search=0)
+    s = AnytimeSearch(agent, params, max_nodes=129)
+    s.prepare(ENV, KEY)
+    c = s._compiled_for(ENV)
+    calls = [c.start, *c.chunks.values()]
+    assert all(f._cache_size() == 1 for f in calls)
+    tree, moves = s.init_state(ENV), [24]
+    for i in range(3):
+        out = s.move(ENV, position(*moves), tree, jax.random.key(i))
+        tree = out.tree
+        moves += [out.action, next(a for a in range(49) if a not in moves + [out.action])]
+    assert [f._cache_size() for f in calls] == [1] * len(calls)

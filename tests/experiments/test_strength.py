@@ -34,9 +34,11 @@ def test_calibrate_over_budget_and_capped():
 def test_smallest_run_end_to_end(tmp_path, capsys):
     md, js = tmp_path / "s.md", tmp_path / "s.json"
     # 7x7, k=4, 2 openings: random against PUCT with a uniform evaluator, calibrated at a
-    # budget it cannot reach within --max-simulations 8 (one compilation).
+    # budget it cannot reach within --max-simulations 8 (one compilation); no threat search
+    # at its root (it only makes the compiles longer).
     assert st.main(["--board-size", "7", "--win-length", "4", "--openings", "2",
-                    "--agents", "random,mcts:evaluator=uniform", "--ms-per-move", "1000",
+                    "--agents", "random,mcts:evaluator=uniform,threat_search=0",
+                    "--ms-per-move", "1000",
                     "--max-simulations", "8", "--out", str(md), "--json", str(js)]) == 0
     out = capsys.readouterr().out
     assert out.strip() == md.read_text().strip()

@@ -103,10 +103,11 @@ SIMS = 16
 @pytest.fixture(scope="module")
 def game():
     """(env, states [4], a search's trees after the two plies its most visited line
-    predicts, and the states they lead to)."""
+    predicts, and the states they lead to). No threat search at the root: it would only
+    make the compile longer (the agents with it reuse trees in the games below)."""
     env, states = late_positions(7, 4, 4, seed=5)
     agent = agents.make("mcts", num_simulations=SIMS, reuse_tree=True, evaluator="uniform",
-                        tree_capacity=4 * SIMS).bind(env)
+                        tree_capacity=4 * SIMS, threat_search=0).bind(env)
     act = jax.jit(agent.act_batch)
     trees = jax.vmap(agent.init)(jax.random.split(jax.random.key(0), 4))
     keys = jax.random.split(jax.random.key(1), 4)
