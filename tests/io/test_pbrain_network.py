@@ -37,13 +37,16 @@ def move(engine: pbrain.PbrainEngine, line: str) -> tuple[int, int]:
 
 @pytest.fixture(scope="module")
 def engine(trained_run):
-    return make_engine(trained_run, "--levels", "1")  # time control: test_pbrain.py
+    # time control: test_pbrain.py; the threat search (test_anytime.py) only makes each of
+    # the three games' compiles longer here
+    return make_engine(trained_run, "--levels", "1", "--agent-config", "threat_search=0")
 
 
 def test_plays_only_the_runs_board_with_legal_moves(engine, trained_run):
     assert isinstance(engine.agent, SearchAgent) and engine.agent.evaluator == "network"
     assert isinstance(engine.agent.search, PUCT) and engine.agent.name == "puct"
     assert engine.agent.num_simulations == 4  # the run's eval.agent_simulations
+    assert engine.agent.threat_search == 0  # --agent-config sets it on the run's agent
     assert engine.agent.search.greedy and engine.agent.search.dirichlet_fraction == 0
     assert engine.player.params is not None
     assert engine.win_length == 4 and engine.rule == "freestyle"
