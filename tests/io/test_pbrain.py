@@ -718,8 +718,11 @@ def slow_anytime(engine: PbrainEngine, clock: FakeClock, seconds: dict) -> None:
 
 
 def mcts_engine(**kwargs) -> PbrainEngine:
-    return PbrainEngine("mcts", {"num_simulations": 8, "evaluator": "heuristic"}, seed=1,
-                        max_nodes=1025, **kwargs)
+    """A small anytime search for the clock, memory and RESTART tests; without the threat
+    search (tested with anytime in test_anytime.py and below), which only lengthens their
+    compiles."""
+    return PbrainEngine("mcts", {"num_simulations": 8, "evaluator": "heuristic",
+                                 "threat_search": 0}, seed=1, max_nodes=1025, **kwargs)
 
 
 def test_anytime_moves_stay_within_budget_and_reuse_the_tree():
