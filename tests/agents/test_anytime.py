@@ -28,9 +28,12 @@ class FakeClock:
 
 
 def slow(searcher: AnytimeSearch, clock: FakeClock, seconds: dict, jitter=(1.0, 1.0),
-         seed: int = 0) -> list:
+         seed: int = 0, estimates: bool = False) -> list:
     """Make every compiled call of `searcher` take `seconds[kind]` (times a random factor
-    in `jitter`) on `clock`; returns the list the calls' (kind, seconds) go to."""
+    in `jitter`) on `clock`, and with `estimates` start its running estimates (7x7) at
+    those times; returns the list the calls' (kind, seconds) go to."""
+    if estimates:
+        searcher._compiled_for(ENV).estimates.update(seconds)
     real = AnytimeSearch._call.__get__(searcher)  # the real call, not an earlier fake
     rng = random.Random(seed)
     calls = []
@@ -73,8 +76,8 @@ def test_never_over_budget_on_a_slow_clock(searcher):
     """Chunks of 0.1 s (+-15 %) and short ones of 0.02 s: every move ends within its budget,
     and it stops only when the next chunk would not have fitted."""
     s, clock = searcher
-    calls = slow(s, clock, {"start": 0.01, 8: 0.1, 1: 0.02}, jitter=(0.9, 1.15))
-    s._compiled_for(ENV).estimates.update({"start": 0.01, 8: 0.1, 1: 0.02})
+    calls = slow(s, clock, {"start": 0.01, 8: 0.1, 1: 0.02}, jitter=(0.9, 1.15),
+                 estimates=True)
     tree = s.init_state(ENV)
     state = position(24, 25)
     for budget in (0.05, 0.3, 1.0, 2.5, 0.5):
@@ -94,8 +97,7 @@ def test_never_over_budget_on_a_slow_clock(searcher):
 
 def test_a_budget_of_zero_runs_the_least(searcher):
     s, clock = searcher
-    slow(s, clock, {"start": 0.01, 8: 0.1, 1: 0.02})
-    s._compiled_for(ENV).estimates.update({"start": 0.01, 8: 0.1, 1: 0.02})
+    slow(s, clock, {"start": 0.01, 8: 0.1, 1: 0.02}, estimates=True)
     state = position(24, 25)
     m = s.move(ENV, state, s.init_state(ENV), KEY, 0.0)
     assert m.chunks == (1,) and m.reused == 0  # an empty tree: one short chunk anyway
@@ -110,8 +112,7 @@ def test_a_budget_of_zero_runs_the_least(searcher):
 
 def test_no_budget_is_one_chunk_and_a_full_tree_stops(searcher):
     s, clock = searcher
-    slow(s, clock, {"start": 0.0, 8: 0.001, 1: 0.001})
-    s._compiled_for(ENV).estimates.update({"start": 0.0, 8: 0.001, 1: 0.001})
+    slow(s, clock, {"start": 0.0, 8: 0.001, 1: 0.001}, estimates=True)
     state = position(24, 25)
     m = s.move(ENV, state, s.init_state(ENV), KEY, None)
     assert m.chunks == (8,) and int(m.tree.node_visits[0, 0]) == 9
@@ -122,8 +123,7 @@ def test_no_budget_is_one_chunk_and_a_full_tree_stops(searcher):
 
 def test_the_tree_carries_over_two_plies(searcher):
     s, clock = searcher
-    slow(s, clock, {"start": 0.0, 8: 0.01, 1: 0.002})
-    s._compiled_for(ENV).estimates.update({"start": 0.0, 8: 0.01, 1: 0.002})
+    slow(s, clock, {"start": 0.0, 8: 0.01, 1: 0.002}, estimates=True)
     state = position(24, 25)
     first = s.move(ENV, state, s.init_state(ENV), KEY, 1.0)
     assert first.simulations >= 600
