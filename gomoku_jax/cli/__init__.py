@@ -21,6 +21,8 @@ SUBCOMMANDS = (
      "round robin over agent specs: an Elo table (markdown, JSON)", True),
     ("tactics", "gomoku_jax.cli.tactics",
      "agents' solve rates on Gomoku's tactical suite (a markdown table)", True),
+    ("play", "gomoku_jax.cli.play",
+     "play Gomoku or Faux Go against an agent in the browser (a local web server)", True),
     ("export", "gomoku_jax.cli.export",
      "a trained network as serialized StableHLO (jax.export) + JSON metadata", False),
     ("train", "gomoku_jax.cli.train",

@@ -1,0 +1,149 @@
+"""The AI's move latency in the web UI at batch 1 (one game): from the person's move request
+to the AI's stone in the game's state, through real HTTP to the `gomoku-jax play` app on
+uvicorn, against the same agent's `TimedPlayer.move` called directly on the same positions
+in the same run (what the server adds).
+
+    python experiments/play_latency.py                      # the default agent, 15x15
+    python experiments/play_latency.py --board-size 9 --agent heuristic --moves 10
+    python experiments/play_latency.py --game fauxgo --board-size 9
+
+The person's moves are scripted: the legal cell nearest the centre (ties: lowest index).
+The client polls the game every `--poll-ms` (the page polls too; its interval adds to
+what a person sees). The first AI move of a new board size compiles the agent; it is
+reported on its own row and left out of the other rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Optional, Sequence
+
+import jax
+import numpy as np
+
+from gomoku_jax.benchmarks.timing import describe_machine
+from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.web.app import create_app
+from gomoku_jax.web.seats import AgentBook
+from gomoku_jax.web.server import background
+from gomoku_jax.web.sessions import SessionStore, compiled_game
+
+
+def request(url: str, body: Optional[dict] = None) -> dict:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=600) as r:
+        return json.loads(r.read())
+
+
+def scripted_move(view: dict) -> int:
+    """The legal cell nearest the centre (the pass only when nothing else is legal)."""
+    n = view["board_size"]
+    legal = np.asarray(view["legal"][:n * n])
+    if not legal.any():
+        return int(view["pass_action"])
+    rows, cols = np.divmod(np.arange(n * n), n)
+    distance = np.maximum(abs(rows - n // 2), abs(cols - n // 2)) + 0.01 * abs(rows - cols)
+    return int(np.argmin(np.where(legal, distance, np.inf)))
+
+
+def wait_for_ai(url: str, game_id: str, plies: int, poll_s: float) -> dict:
+    while True:
+        view = request(f"{url}api/games/{game_id}")
+        if view["ai"]["status"] == "error":
+            raise RuntimeError(view["ai"]["message"])
+        if view["over"] or (len(view["moves"]) > plies and view["ai"]["status"] == "idle"):
+            return view
+        time.sleep(poll_s)
+
+
+def play(url: str, game: str, board_size: int, moves: int, poll_s: float) -> dict:
+    """One game through HTTP: per AI move, the wall ms from the request to its stone and
+    the server's `ai.move_ms`; and the positions the AI moved from (as action lists)."""
+    view = request(f"{url}api/games", {"game": game, "board_size": board_size,
+                                       "colour": "black"})
+    walls, server_ms, sims, histories = [], [], [], []
+    for _ in range(moves):
+        if view["over"]:
+            break
+        action = scripted_move(view)
+        t0 = time.perf_counter()
+        before = request(f"{url}api/games/{view['id']}/move", {"action": action})
+        view = wait_for_ai(url, view["id"], len(before["moves"]), poll_s)
+        if len(view["moves"]) == len(before["moves"]):
+            break  # the person's move ended the game
+        walls.append(1000 * (time.perf_counter() - t0))
+        server_ms.append(view["ai"]["move_ms"])
+        sims.append(view["ai"]["simulations"])
+        histories.append([m["action"] for m in before["moves"]])
+    return {"agent": view["ai"]["agent"], "wall_ms": walls, "server_ms": server_ms,
+            "simulations": sims, "histories": histories}
+
+
+def direct(seat, histories: list, budget_s: float, seed: int = 1) -> list:
+    """ms of `seat.player.move` on each position (a fresh agent state each time)."""
+    init, step = compiled_game(seat.env)
+    out = []
+    for i, actions in enumerate(histories):
+        key = jax.random.key(seed + i)
+        state = init(key)
+        for a in actions:
+            state = step(state, np.int32(a))
+        state = jax.device_get(state)
+        agent_state = seat.player.init_state(seat.env, key)
+        t0 = time.perf_counter()
+        seat.player.move(seat.env, state, agent_state, key, budget_s)
+        out.append(1000 * (time.perf_counter() - t0))
+    return out
+
+
+def summary(values: Sequence[float]) -> list[str]:
+    if not values:
+        return ["-"] * 3
+    return [f"{statistics.median(values):,.1f}", f"{min(values):,.1f}", f"{max(values):,.1f}"]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", default="gomoku", choices=["gomoku", "fauxgo"])
+    parser.add_argument("--board-size", type=int, default=15)
+    parser.add_argument("--agent", help="an agent spec (default: the UI's default agent)")
+    parser.add_argument("--ms-per-move", type=float, default=1000.0)
+    parser.add_argument("--moves", type=int, default=8, help="the person's moves")
+    parser.add_argument("--poll-ms", type=float, default=2.0)
+    args = parser.parse_args(argv)
+    book = AgentBook(args.agent, ms_per_move=args.ms_per_move)
+    store = SessionStore(book)
+    with background(create_app(store)) as url:
+        game = play(url, args.game, args.board_size, args.moves, args.poll_ms / 1000)
+    seat = book.seat(args.game, {"board_size": args.board_size})
+    reference = direct(seat, game["histories"][1:], book.budget_s)
+    first = game["wall_ms"][:1]
+    rows = [
+        ["first AI move, compile included (UI)", f"{first[0]:,.0f}" if first else "-", "", ""],
+        ["UI: move request to the AI's stone (HTTP, polling)", *summary(game["wall_ms"][1:])],
+        ["UI: the AI's move on the server (ai.move_ms)", *summary(game["server_ms"][1:])],
+        ["direct: TimedPlayer.move, same positions, no server", *summary(reference)],
+    ]
+    sims = [s for s in game["simulations"][1:] if s is not None]
+    print(f"# The AI's move latency in the UI at batch 1: {args.game} "
+          f"{args.board_size}x{args.board_size}, agent {game['agent']}, "
+          f"{args.ms_per_move:g} ms a move for search agents\n")
+    print(describe_machine())
+    print()
+    print(markdown_table(["", "median ms", "min ms", "max ms"], rows))
+    print(f"\n{len(game['wall_ms'])} AI moves (the first left out of the rows below it); "
+          f"simulations a move: {summary(sims)[0] if sims else 'not a search'}; "
+          f"client polling every {args.poll_ms:g} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
