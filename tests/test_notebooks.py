@@ -1,12 +1,66 @@
-"""Every notebook in notebooks/ runs top to bottom (code cells executed in order), and is
-stored clean: nbformat 4.5 with unique cell ids, no outputs."""
+"""Every notebook in notebooks/ runs top to bottom in a Jupyter kernel, draws at least one
+picture, and is stored clean: nbformat 4.5 with unique cell ids, no outputs.
+
+The notebooks run through nbclient in a fresh IPython kernel (ipykernel's `python3`, which
+jupyter_client starts with this process's interpreter: the venv's), each in its own
+temporary working directory. The kernel gets this process's environment, so XLA's
+optimisation level from conftest.py (`XLA_FLAGS`), plus the persistent compilation cache
+conftest.py turned on (as JAX's `JAX_*` variables): a notebook compiles its programs once
+per cache, not once per run. A cell that raises fails the test with the cell and its
+traceback.
+"""
 
 import json
+import os
+import re
+import sys
 from pathlib import Path
 
+import jax
+import nbformat
 import pytest
 
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+
+# Seconds a cell may run before the test fails: far above what any cell needs (a notebook
+# is meant to run in seconds), so that only a hung cell hits it.
+CELL_TIMEOUT = 600
+
+# The JAX settings of this process (conftest.py's compilation cache) the kernel inherits.
+JAX_SETTINGS = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
+                "jax_persistent_cache_min_entry_size_bytes")
+
+# Appended to the executed copy (never to the stored notebook): what the kernel runs on.
+PROBE = ("import json, os, sys\n"
+         "import jax\n"
+         f"print(json.dumps({{'executable': sys.executable, 'xla_flags': "
+         f"os.environ.get('XLA_FLAGS', ''), **{{k: getattr(jax.config, k) for k in "
+         f"{JAX_SETTINGS!r}}}}}))")
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def kernel_env() -> dict:
+    """This process's environment plus its JAX settings as the `JAX_*` variables JAX reads
+    at import."""
+    env = dict(os.environ)
+    for name in JAX_SETTINGS:
+        value = getattr(jax.config, name)
+        if value is not None:
+            env[name.upper()] = str(value)
+    return env
+
+
+def pictures(nb) -> int:
+    """Outputs that are pictures: SVG, PNG, or HTML holding an <svg> (a board)."""
+    count = 0
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/svg+xml" in data or "image/png" in data \
+                    or "<svg" in "".join(data.get("text/html", "")):
+                count += 1
+    return count
 
 
 def test_there_are_notebooks():
@@ -25,14 +79,25 @@ def test_notebook_is_stored_clean(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs(path):
-    cells = json.loads(path.read_text())["cells"]
-    namespace = {"__name__": "__main__"}
-    ran = 0
-    for i, cell in enumerate(cells):
-        if cell["cell_type"] != "code":
-            continue
-        source = "".join(cell["source"])
-        exec(compile(source, f"{path.name}[cell {i}]", "exec"), namespace)
-        ran += 1
-    assert ran > 0
+def test_notebook_runs(path, tmp_path):
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.read(path, as_version=4)
+    assert any(cell.cell_type == "code" for cell in nb.cells), "no code cell"
+    nb.cells.append(nbformat.v4.new_code_cell(PROBE))
+    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}})
+    error = None
+    try:
+        client.execute(env=kernel_env())
+    except CellExecutionError as e:  # its message: the cell's source and traceback
+        error = ANSI.sub("", str(e))
+    if error is not None:  # (outside the except: no chained traceback of nbclient's)
+        pytest.fail(f"{path.name}: a cell raised\n{error}", pytrace=False)
+    probe = json.loads(nb.cells.pop().outputs[0]["text"])
+    assert Path(probe["executable"]).resolve() == Path(sys.executable).resolve(), probe
+    assert probe["xla_flags"] == os.environ.get("XLA_FLAGS", ""), probe
+    for name in JAX_SETTINGS:
+        assert probe[name] == getattr(jax.config, name), (name, probe)
+    assert pictures(nb) > 0, f"{path.name} draws no picture (SVG, PNG or HTML with <svg>)"

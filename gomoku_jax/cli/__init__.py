@@ -24,7 +24,8 @@ SUBCOMMANDS = (
     ("play", "gomoku_jax.cli.play",
      "play Gomoku or Faux Go against an agent in the browser (a local web server)", True),
     ("export", "gomoku_jax.cli.export",
-     "a trained network as serialized StableHLO (jax.export) + JSON metadata", False),
+     "a trained network as serialized StableHLO (jax.export) or ONNX + JSON metadata",
+     False),
     ("train", "gomoku_jax.cli.train",
      "AlphaZero (or --algo gmo) training from a preset, arena table at the end", True),
 )

@@ -1,8 +1,10 @@
-"""A trained network as serialized StableHLO (`jax.export`), runnable with jax alone.
+"""A trained network as serialized StableHLO (`jax.export`), runnable with jax alone, or as
+an ONNX model (`--format onnx`, see `gomoku_jax.io.export_onnx`).
 
     gomoku-jax export --checkpoint runs/quick --out quick.jaxexport
     gomoku-jax export --checkpoint runs/quick/checkpoints/40 --out q40.jaxexport \\
         --platforms cpu,cuda
+    gomoku-jax export --checkpoint runs/quick --out quick.onnx --format onnx
 
 writes two files:
 
@@ -13,7 +15,8 @@ writes two files:
                [N, N, C] and A = N*N);
     OUT.json   what a player needs to know (`metadata`): the game (its id, version and
                config), the input shape and, for Gomoku, the meaning of each plane, the
-               outputs, the net config, the run and step, the platforms.
+               outputs, the net config, the run and step, the platforms; "model_format"
+               says which format OUT is ("stablehlo" here, "onnx" for `--format onnx`).
 
 Running it needs jax only (no flax, no gomoku_jax):
 
@@ -40,7 +43,10 @@ import jax
 import jax.numpy as jnp
 
 FORMAT = "gomoku_jax.export"
-FORMAT_VERSION = 2
+# The metadata's version. 3: "model_format" ("stablehlo" | "onnx") names the file's format;
+# "platforms" and "calling_convention_version" are StableHLO's, an ONNX export has "onnx".
+FORMAT_VERSION = 3
+MODEL_FORMATS = ("stablehlo", "onnx")
 METADATA_SUFFIX = ".json"
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
@@ -73,6 +79,32 @@ def parse_platforms(text: Optional[str | Sequence[str]]) -> tuple[str, ...]:
     return platforms
 
 
+def parse_model_format(name: Optional[str]) -> str:
+    """"stablehlo" (also for None) or "onnx".
+
+    Raises:
+      ValueError: any other name.
+    """
+    if name is None:
+        return MODEL_FORMATS[0]
+    if name not in MODEL_FORMATS:
+        raise ValueError(f"unknown export format {name!r}; choose from {list(MODEL_FORMATS)}")
+    return name
+
+
+def inference_function(apply: Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]],
+                       variables: Any) -> Callable[[jax.Array], tuple[jax.Array, jax.Array]]:
+    """`obs float32[B, *obs_shape] -> (logits float32[B, A], value float32[B])`, the function
+    every export format writes: `apply(variables, obs)` with `variables` closed over (they
+    become constants of the export), outputs cast to float32 and the value flattened."""
+
+    def forward(obs):
+        logits, value = apply(variables, obs)
+        return logits.astype(jnp.float32), value.reshape(-1).astype(jnp.float32)
+
+    return forward
+
+
 def export_apply(apply: Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]],
                  variables: Any, observation_shape: Sequence[int],
                  platforms: Optional[Sequence[str]] = None) -> jax.export.Exported:
@@ -88,11 +120,7 @@ def export_apply(apply: Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]],
     platforms = parse_platforms(platforms)
     dims = ", ".join(["b", *(str(d) for d in observation_shape)])
     spec = jax.ShapeDtypeStruct(jax.export.symbolic_shape(dims), jnp.float32)
-
-    def forward(obs):
-        logits, value = apply(variables, obs)
-        return logits.astype(jnp.float32), value.reshape(-1).astype(jnp.float32)
-
+    forward = inference_function(apply, variables)
     return jax.export.export(jax.jit(forward), platforms=platforms)(spec)
 
 
@@ -109,12 +137,14 @@ def _planes(env) -> Optional[list[str]]:
     return planes
 
 
-def metadata(network: Any, exported: jax.export.Exported) -> dict:
-    """The JSON description of an export of `network` (a `TrainedNetwork`)."""
+def common_metadata(network: Any, model_format: str) -> dict:
+    """What the metadata of every export format of `network` (a `TrainedNetwork`) says: the
+    game, the input, the outputs, the net and the checkpoint."""
     env = network.env
     shape = list(env.observation_shape)
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION,
+        "model_format": parse_model_format(model_format),
         "game": env.describe(),
         "input": {
             "name": "obs", "shape": ["b", *shape], "dtype": "float32",
@@ -132,10 +162,47 @@ def metadata(network: Any, exported: jax.export.Exported) -> dict:
         "net": dataclasses.asdict(network.model.config),
         "num_params": network.model.num_params(),
         "checkpoint": {"run_dir": str(network.run_dir), "step": network.step},
+    }
+
+
+def metadata(network: Any, exported: jax.export.Exported) -> dict:
+    """The JSON description of the StableHLO export `exported` of `network` (a
+    `TrainedNetwork`): `common_metadata` and the lowering's platforms and versions."""
+    return {
+        **common_metadata(network, "stablehlo"),
         "platforms": list(exported.platforms),
         "jax_version": jax.__version__,
         "calling_convention_version": exported.calling_convention_version,
     }
+
+
+def check_out(out: pathlib.Path, force: bool) -> None:
+    """Refuse an `out` (or its metadata file) that exists without `force` or is a
+    directory, and one whose directory does not exist (ValueError)."""
+    for path in (out, metadata_path(out)):
+        if path.is_dir():
+            raise ValueError(f"{path} is a directory; --out takes a file name")
+        if path.exists() and not force:
+            raise ValueError(f"{path} exists; pass --force to overwrite it")
+    if not out.absolute().parent.is_dir():
+        raise ValueError(f"directory {out.absolute().parent} does not exist")
+
+
+def load_policy_value(checkpoint: str | pathlib.Path, step: Optional[int]) -> Any:
+    """The `TrainedNetwork` of a run; ValueError for a bad path or step or a GMO run."""
+    from gomoku_jax.train.trained import load
+
+    network = load(checkpoint, step)
+    if not hasattr(network.model, "apply"):
+        raise ValueError(f"{checkpoint} is a GMO run: export takes a policy-value network "
+                         f"(a run of `gomoku-jax train --algo alphazero`)")
+    return network
+
+
+def write(out: pathlib.Path, data: bytes, meta: dict) -> None:
+    """Write an export's bytes to `out` and its metadata to `metadata_path(out)`."""
+    out.write_bytes(data)
+    metadata_path(out).write_text(json.dumps(meta, indent=1) + "\n")
 
 
 def export_checkpoint(checkpoint: str | pathlib.Path, out: str | pathlib.Path, *,
@@ -143,33 +210,21 @@ def export_checkpoint(checkpoint: str | pathlib.Path, out: str | pathlib.Path, *
                       platforms: Optional[str | Sequence[str]] = None,
                       force: bool = False) -> dict:
     """Export the network of a run (directory, checkpoints/ or checkpoints/<step>) to `out`
-    and its metadata to `metadata_path(out)`; returns the metadata.
+    as serialized StableHLO and its metadata to `metadata_path(out)`; returns the metadata
+    (`export_onnx.export_checkpoint` is the same for ONNX).
 
     Raises:
       ValueError: a bad checkpoint path or step, a GMO run, bad platforms, an `out` that
         exists (without `force`), is a directory, or whose directory does not exist.
     """
-    from gomoku_jax.train.trained import load
-
     out = pathlib.Path(out)
-    meta_out = metadata_path(out)
-    for path in (out, meta_out):
-        if path.is_dir():
-            raise ValueError(f"{path} is a directory; --out takes a file name")
-        if path.exists() and not force:
-            raise ValueError(f"{path} exists; pass --force to overwrite it")
-    if not out.absolute().parent.is_dir():
-        raise ValueError(f"directory {out.absolute().parent} does not exist")
+    check_out(out, force)
     platforms = parse_platforms(platforms)
-    network = load(checkpoint, step)
-    if not hasattr(network.model, "apply"):
-        raise ValueError(f"{checkpoint} is a GMO run: export takes a policy-value network "
-                         f"(a run of `gomoku-jax train --algo alphazero`)")
+    network = load_policy_value(checkpoint, step)
     exported = export_apply(network.model.apply, network.variables,
                             network.env.observation_shape, platforms)
     meta = metadata(network, exported)
-    out.write_bytes(exported.serialize())
-    meta_out.write_text(json.dumps(meta, indent=1) + "\n")
+    write(out, exported.serialize(), meta)
     return meta
 
 

@@ -102,7 +102,8 @@ def test_metadata(exported, network, trained_run):
     assert meta == json.loads((exported.parent / (exported.name + ".json")).read_text())
     env = config.env()
     n, c = env.board_size, model.observation_shape[-1]
-    assert meta["format"] == export.FORMAT and meta["format_version"] == export.FORMAT_VERSION == 2
+    assert meta["format"] == export.FORMAT and meta["format_version"] == export.FORMAT_VERSION == 3
+    assert meta["model_format"] == "stablehlo"
     assert meta["game"] == {"id": "gomoku", "version": env.version, "board_size": 7,
                             "win_length": 4, "rule": "freestyle", "observation": "canonical",
                             "feature_plane": "none"}

@@ -103,6 +103,20 @@ def test_the_ai_moves_first_when_you_are_white(client):
     assert view["your_turn"]
 
 
+def test_the_view_says_when_the_ai_compiles():
+    store = SessionStore(AgentBook("random", shipped=False))  # nothing compiled yet
+    try:
+        with TestClient(create_app(store)) as client:
+            view = client.post("/api/games", json={**GOMOKU, "colour": "white"}).json()
+            assert view["ai"]["status"] == "compiling" and "compiling" in view["ai"]["message"]
+            assert not view["your_turn"]
+            assert wait_idle(client, view["id"])["ai"]["message"] is None
+            view = client.post("/api/games", json={**GOMOKU, "colour": "white"}).json()
+            assert view["ai"]["status"] in ("thinking", "idle")  # compiled once per board
+    finally:
+        store.close()
+
+
 def test_takeback_restores_the_position_before_your_move(client):
     view = new_game(client)
     before = client.post(f"/api/games/{view['id']}/move", json={"action": 10}).json()
