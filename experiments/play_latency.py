@@ -7,7 +7,8 @@ in the same run (what the server adds).
     python experiments/play_latency.py --board-size 9 --agent heuristic --moves 10
     python experiments/play_latency.py --game fauxgo --board-size 9
 
-The person's moves are scripted: the legal cell nearest the centre (ties: lowest index).
+The person's moves are the game's heuristic agent's (Gomoku's `heuristic`, Faux Go's
+`fauxgo_heuristic`), so that games last and the AI searches its full time.
 The client polls the game every `--poll-ms` (the page polls too; its interval adds to
 what a person sees). The first AI move of a new board size compiles the agent; it is
 reported on its own row and left out of the other rows.
@@ -27,6 +28,7 @@ from typing import Optional, Sequence
 import jax
 import numpy as np
 
+from gomoku_jax import agents, games
 from gomoku_jax.benchmarks.timing import describe_machine
 from gomoku_jax.markdown import table as markdown_table
 from gomoku_jax.web.app import create_app
@@ -42,15 +44,27 @@ def request(url: str, body: Optional[dict] = None) -> dict:
         return json.loads(r.read())
 
 
-def scripted_move(view: dict) -> int:
-    """The legal cell nearest the centre (the pass only when nothing else is legal)."""
-    n = view["board_size"]
-    legal = np.asarray(view["legal"][:n * n])
-    if not legal.any():
-        return int(view["pass_action"])
-    rows, cols = np.divmod(np.arange(n * n), n)
-    distance = np.maximum(abs(rows - n // 2), abs(cols - n // 2)) + 0.01 * abs(rows - cols)
-    return int(np.argmin(np.where(legal, distance, np.inf)))
+PERSONS = {"gomoku": "heuristic", "fauxgo": "fauxgo_heuristic"}
+
+
+class Person:
+    """The person's side, played by the game's heuristic agent (so that games last: a
+    scripted or random person loses to a forced win within a few moves)."""
+
+    def __init__(self, game: str, board_size: int, seed: int = 0):
+        self.env = games.make(game, board_size=board_size)
+        self.agent = agents.make(PERSONS[game]).bind(self.env)
+        self.act = jax.jit(self.agent.act)
+        self.init, self.step = compiled_game(self.env)
+        self.key = jax.random.key(seed)
+
+    def move(self, view: dict) -> int:
+        state = self.init(self.key)
+        for m in view["moves"]:
+            state = self.step(state, np.int32(m["action"]))
+        key = jax.random.fold_in(self.key, len(view["moves"]))
+        action, _, _ = self.act(None, self.agent.init(key), state, key)
+        return int(action)
 
 
 def wait_for_ai(url: str, game_id: str, plies: int, poll_s: float) -> dict:
@@ -66,13 +80,14 @@ def wait_for_ai(url: str, game_id: str, plies: int, poll_s: float) -> dict:
 def play(url: str, game: str, board_size: int, moves: int, poll_s: float) -> dict:
     """One game through HTTP: per AI move, the wall ms from the request to its stone and
     the server's `ai.move_ms`; and the positions the AI moved from (as action lists)."""
+    person = Person(game, board_size)
     view = request(f"{url}api/games", {"game": game, "board_size": board_size,
                                        "colour": "black"})
     walls, server_ms, sims, histories = [], [], [], []
     for _ in range(moves):
         if view["over"]:
             break
-        action = scripted_move(view)
+        action = person.move(view)
         t0 = time.perf_counter()
         before = request(f"{url}api/games/{view['id']}/move", {"action": action})
         view = wait_for_ai(url, view["id"], len(before["moves"]), poll_s)
@@ -116,7 +131,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--board-size", type=int, default=15)
     parser.add_argument("--agent", help="an agent spec (default: the UI's default agent)")
     parser.add_argument("--ms-per-move", type=float, default=1000.0)
-    parser.add_argument("--moves", type=int, default=8, help="the person's moves")
+    parser.add_argument("--moves", type=int, default=10, help="the person's moves")
     parser.add_argument("--poll-ms", type=float, default=2.0)
     args = parser.parse_args(argv)
     book = AgentBook(args.agent, ms_per_move=args.ms_per_move)

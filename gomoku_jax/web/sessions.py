@@ -93,19 +93,24 @@ class SessionStore:
     Args:
       book: which agent plays each game config.
       max_games: live games at most (>= 1).
+      max_trees: games whose AI keeps its search tree between moves (the most recently
+        used; a tree is tens of MB on big boards; the others' AIs start a new tree).
       idle_s: seconds after which an untouched game expires.
       seed: the games' keys derive from it.
       clock: monotonic seconds (injectable for tests).
     """
 
-    def __init__(self, book: AgentBook, *, max_games: int = 64, idle_s: float = 1800.0,
-                 seed: int = 0, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, book: AgentBook, *, max_games: int = 64, max_trees: int = 8,
+                 idle_s: float = 1800.0, seed: int = 0,
+                 clock: Callable[[], float] = time.monotonic):
         if max_games < 1:
             raise ValueError(f"max_games must be >= 1, got {max_games}")
+        if max_trees < 0:
+            raise ValueError(f"max_trees must be >= 0, got {max_trees}")
         if idle_s <= 0:
             raise ValueError(f"idle_s must be > 0, got {idle_s}")
         self.book = book
-        self.max_games, self.idle_s = max_games, idle_s
+        self.max_games, self.max_trees, self.idle_s = max_games, max_trees, idle_s
         self._clock = clock
         self._lock = threading.RLock()
         self._games: collections.OrderedDict[str, Session] = collections.OrderedDict()
@@ -275,6 +280,16 @@ class SessionStore:
             s.agent_state = played.agent_state
             self._push(s, action, new_state, "ai")
             s.ai = ai
+            self._bound_trees()
+
+    def _bound_trees(self) -> None:
+        """Keep the agent states (search trees) of the `max_trees` most recently used games."""
+        kept = 0
+        for other in reversed(self._games.values()):
+            if other.agent_state is not None:
+                kept += 1
+                if kept > self.max_trees:
+                    other.agent_state = None
 
 
 def legal_move(action: int, legal: np.ndarray, policy: np.ndarray) -> tuple[int, Optional[str]]:

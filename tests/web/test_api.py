@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.games.gomoku.opening_rule import OpeningGomoku
 from gomoku_jax.io.player import TimedPlayer
+from gomoku_jax.train.trained import default_network_path
 from gomoku_jax.web.app import MAX_BODY_BYTES, create_app
 from gomoku_jax.web.seats import AgentBook, Seat
 from gomoku_jax.web.sessions import SessionStore, legal_move
@@ -398,25 +399,37 @@ def test_agent_book_errors():
         AgentBook(checkpoint="/nonexistent/run")
 
 
-def test_checkpoint_network_plays_its_own_game(trained_run):
-    book = AgentBook(checkpoint=str(trained_run))
-    net = book._network
-    options = {f: getattr(net.game_spec, f) for f in ("board_size", "win_length", "rule")}
-    assert book.default_spec("gomoku", options).startswith("trained (")
-    assert book.seat("gomoku", options).player.params is not None
-    assert book.default_spec("gomoku", {"board_size": 15}) == "mcts"  # not the shipped net
-    searcher = AgentBook("gumbel:num_simulations=8", checkpoint=str(trained_run))
+def test_checkpoint_network_plays_its_own_game():
+    run = str(default_network_path())  # any run directory; this one needs no training
+    book = AgentBook(checkpoint=run)
+    assert book.default_spec("gomoku", {"board_size": 15}) == f"trained ({run})"
+    assert book.seat("gomoku", {"board_size": 15}).player.params is not None
+    assert book.default_spec("gomoku", {"board_size": 9}) == "mcts"  # not the network's game
+    assert book.default_spec("fauxgo") == "fauxgo_heuristic"
+    searcher = AgentBook("gumbel:num_simulations=8", checkpoint=run)
     assert searcher._network_agent.evaluator == "network"
+    assert searcher.default_spec("gomoku", {"board_size": 15}).startswith("gumbel:")
+    plain = AgentBook("heuristic", checkpoint=run)  # an agent without a network: everywhere
+    assert plain.seat("gomoku", {"board_size": 15}).player.params is None
+    assert plain.default_spec("gomoku", {"board_size": 9}) == "heuristic"
 
 
-def test_a_search_ai_opens_at_the_centre():
+def test_a_search_ai_opens_at_the_centre_and_trees_are_bounded():
     """Gomoku is played with pbrain's opening rule: as black, a search opens at the centre
-    (the proximity mask alone gives every cell of the empty board the same prior)."""
+    (the proximity mask alone gives every cell of the empty board the same prior). Only the
+    most recently used games keep their AI's search tree (`max_trees`)."""
     store = SessionStore(AgentBook("mcts:num_simulations=16,threat_search=0", shipped=False),
-                         seed=3)
+                         seed=3, max_trees=1)
     try:
         with TestClient(create_app(store)) as client:
-            view = new_game(client, board_size=9, win_length=5, colour="white")
-            assert view["moves"][0]["action"] == 4 * 9 + 4
+            a = new_game(client, board_size=9, win_length=5, colour="white")
+            assert a["moves"][0]["action"] == 4 * 9 + 4
+            assert store._games[a["id"]].agent_state is not None
+            b = new_game(client, board_size=9, win_length=5, colour="white")
+            assert store._games[b["id"]].agent_state is not None
+            assert store._games[a["id"]].agent_state is None  # a's AI starts a new tree
+            client.post(f"/api/games/{a['id']}/move", json={"action": 0})
+            a = wait_idle(client, a["id"])
+            assert a["ai"]["status"] == "idle" and len(a["moves"]) == 3
     finally:
         store.close()

@@ -5,8 +5,8 @@
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const CELL = 32;           // SVG units per cell; the SVG itself scales with the window
-const POLL_MS = 250;       // poll interval while the AI is compiling or thinking
-const QUICK_POLL_MS = 60;  // the first poll after a move: a fast AI's reply shows at once
+const POLL_MS = 100;       // poll interval while the AI is compiling or thinking (localhost)
+const QUICK_POLL_MS = 20;  // the first poll after a move: a fast AI's reply shows at once
 const TOP_LABELS = 5;      // analysis: percentages on this many most likely cells
 const BUSY = new Set(["compiling", "thinking"]);
 
