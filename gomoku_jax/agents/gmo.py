@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -94,7 +94,9 @@ class GMOChoice(NamedTuple):
     """What one GMO move computed (for one board): scores float32[A] (the objective, -inf
     on illegal moves), candidates int32[k] (the top-k before ascent), projected int32[k]
     (where each optimised embedding landed), action int32[], mean and std float32[A] (the
-    MC-dropout value statistics), moves float32[A, move_dim] (the move embeddings)."""
+    MC-dropout value statistics), moves float32[A, move_dim] (the move embeddings), path
+    float32[optim_steps + 1, k, move_dim] (the candidates' embeddings from the start of the
+    ascent to its end, `path[-1]` what was projected)."""
 
     scores: jax.Array
     candidates: jax.Array
@@ -103,6 +105,7 @@ class GMOChoice(NamedTuple):
     mean: jax.Array
     std: jax.Array
     moves: jax.Array
+    path: jax.Array
 
 
 @functools.lru_cache(maxsize=8)
@@ -136,39 +139,48 @@ class GMOAgent(GMOConfig, Agent):
         with jax.ensure_compile_time_eval():
             return _fresh_params(self.model, self.init_seed)
 
-    def choose(self, params, memory: NoveltyMemory, state, key: jax.Array) -> GMOChoice:
-        """Steps 1-4 for one board (no memory update)."""
-        model, env = self.model, self.game
-        s = model.encode_state(params, env.observe(state))
-        moves = model.encode_moves(params, move_features(env, state))  # [A, D]
-        legal = state.legal_action_mask
+    def objective(self, params, memory: NoveltyMemory, state, key: jax.Array
+                  ) -> Callable[[jax.Array], tuple[jax.Array, jax.Array, jax.Array]]:
+        """GMO's objective at `state` (one board), the function `choose` scores the moves
+        with and ascends: emb float32[..., move_dim] -> (objective, mean, std), each
+        float32[...], where objective = mean + exploration_temp * (beta * std + gamma *
+        novelty), mean and std the MC-dropout statistics of the value (`mc_samples` masks
+        drawn from `key`, the same for every embedding) and novelty the distance to the
+        nearest embedding in `memory`."""
+        model = self.model
+        s = model.encode_state(params, self.game.observe(state))
         mc_keys = jax.random.split(key, self.mc_samples)
 
-        def stats(emb):
-            values = jax.vmap(lambda k: model.value(params, s, emb, k)[0])(mc_keys)
-            return jnp.mean(values, 0), jnp.sqrt(jnp.var(values, 0) + _EPS)
-
-        def combine(emb, mean, std):
-            explore = self.beta * std + self.gamma * memory.novelty(emb)
-            return mean + self.exploration_temp * explore
-
         def objective(emb):
-            return combine(emb, *stats(emb))
+            values = jax.vmap(lambda k: model.value(params, s, emb, k)[0])(mc_keys)
+            mean, std = jnp.mean(values, 0), jnp.sqrt(jnp.var(values, 0) + _EPS)
+            explore = self.beta * std + self.gamma * memory.novelty(emb)
+            return mean + self.exploration_temp * explore, mean, std
 
-        mean, std = stats(moves)
-        scores = jnp.where(legal, combine(moves, mean, std), -jnp.inf)
+        return objective
+
+    def choose(self, params, memory: NoveltyMemory, state, key: jax.Array) -> GMOChoice:
+        """Steps 1-4 for one board (no memory update)."""
+        env = self.game
+        objective = self.objective(params, memory, state, key)
+        moves = self.model.encode_moves(params, move_features(env, state))  # [A, D]
+        legal = state.legal_action_mask
+        total, mean, std = objective(moves)
+        scores = jnp.where(legal, total, -jnp.inf)
         k = min(self.top_k, env.num_actions)
         _, candidates = jax.lax.top_k(scores, k)
-        ascent = jax.grad(lambda e: jnp.sum(objective(e)))
+        ascent = jax.grad(lambda e: jnp.sum(objective(e)[0]))
 
         def step(emb, _):
-            return emb + self.lr * ascent(emb), None
+            emb = emb + self.lr * ascent(emb)
+            return emb, emb
 
-        optimised, _ = jax.lax.scan(step, moves[candidates], None, length=self.optim_steps)
+        start = moves[candidates]
+        optimised, steps = jax.lax.scan(step, start, None, length=self.optim_steps)
         projected = project(optimised, moves, legal)
         action = projected[jnp.argmax(scores[projected])]
         return GMOChoice(scores, candidates.astype(jnp.int32), projected, action, mean, std,
-                         moves)
+                         moves, jnp.concatenate([start[None], steps]))
 
     def act(self, params, agent_state, state, key):
         params = self.params_or_fresh(params)
