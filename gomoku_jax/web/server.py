@@ -33,8 +33,10 @@ def background(app, host: str = "127.0.0.1", port: int = 0,
     """Serve `app` on a daemon thread until the block ends; yields its URL (a free port
     when `port` is 0). RuntimeError when the server does not start within `timeout_s`."""
     port = port or free_port(host)
+    # log_config=None: uvicorn leaves the process's logging alone (its own config would
+    # bind handlers to whatever sys.stderr is now, e.g. a test's capture, closed later).
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           lifespan="on"))
+                                           log_config=None, lifespan="on"))
     thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout_s

@@ -105,9 +105,12 @@ function newGame(event) {
   if (event) event.preventDefault();
   const game = $("game").value;
   const body = { game, board_size: Number($("board-size").value), colour: $("colour").value };
-  if (game === "gomoku") body.rule = $("rule").value;
-  if (game === "gomoku" && !$("win-length-label").hidden) body.win_length = Number($("win-length").value);
-  else body.komi = Number($("komi").value);
+  if (game === "gomoku") {
+    body.rule = $("rule").value;
+    if (!$("win-length-label").hidden) body.win_length = Number($("win-length").value);
+  } else {
+    body.komi = Number($("komi").value);
+  }
   const previous = state.view && state.view.id;
   return act("POST", "/api/games", body).then(() => {
     if (previous && state.view && state.view.id !== previous) {
