@@ -29,6 +29,7 @@ from gomoku_jax import configs
 from gomoku_jax.agents import registry
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.evaluators import NETWORK
+from gomoku_jax.agents.search import PolicyAgent, SearchAgent
 
 TRAINED = "trained"  # the spec of a trained network's own eval agent
 
@@ -134,6 +135,31 @@ def trained_agent(config: dict[str, Any], network: Optional[TrainedNetwork],
                 raise ValueError(f"{what} takes an int >= {least}, got {values[name]}")
     agent = network.agent(values.pop("num_simulations", None))
     return dataclasses.replace(agent, **values) if values else agent
+
+
+def network_agent(name: str, config: dict[str, Any], network: TrainedNetwork) -> Agent:
+    """The agent `name` with `config` playing with `network` (a `--checkpoint`): `trained`
+    (the run's eval agent; num_simulations and threat_search settable), with a GMO run
+    `gmo` (the run's GMO, search knobs settable), or a search or policy agent whose
+    evaluator is "network" (the default here).
+
+    Raises:
+      ValueError: an agent that has no network, an evaluator other than "network", or a bad
+        field.
+    """
+    if name == TRAINED:
+        return trained_agent(config, network)
+    if name == "gmo" and hasattr(network, "agent_config"):  # a GMO run: its params
+        return build_agent(name, config, network)
+    if not isinstance(registry.AGENTS.get(name), (SearchAgent, PolicyAgent)):
+        raise ValueError(f"agent {name!r} has no network to take from --checkpoint; use "
+                         f"--agent {TRAINED} (the default with a checkpoint), or a search or "
+                         f"policy agent")
+    config = {"evaluator": NETWORK, **config}
+    if config["evaluator"] != NETWORK:
+        raise ValueError(f"with --checkpoint, agent {name!r} plays with the network "
+                         f"(evaluator=network), not evaluator={config['evaluator']}")
+    return build_agent(name, config, network)
 
 
 def _has_field(agent: Agent, name: str) -> bool:

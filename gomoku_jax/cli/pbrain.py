@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 from gomoku_jax import agents
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.agents.evaluators import NETWORK
-from gomoku_jax.agents.search import PolicyAgent, SearchAgent
-from gomoku_jax.agents.specs import TRAINED, build_agent, parse_fields, trained_agent
+from gomoku_jax.agents.specs import TRAINED, build_agent, parse_fields
+from gomoku_jax.agents.specs import network_agent as specs_network_agent
 from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.io.pbrain import PbrainEngine
 from gomoku_jax.io.player import DEFAULT_MAX_NODES
@@ -84,28 +83,8 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
 
 
 def network_agent(name: str, pairs: Sequence[str], network: "TrainedNetwork") -> Agent:
-    """The agent that plays with `network`: `trained` (the run's eval agent; only
-    num_simulations=S may be set) or a search or policy agent, whose evaluator is
-    "network" here; with a GMO run, `gmo` (the run's GMO, search knobs settable).
-
-    Raises:
-      ValueError: an agent that has no network, an evaluator other than "network", or a bad
-        KEY=VALUE.
-    """
-    config = agent_config(pairs)
-    if name == TRAINED:
-        return trained_agent(config, network)
-    if name == "gmo" and hasattr(network, "agent_config"):  # a GMO run: its params
-        return build_agent(name, config, network)
-    if not isinstance(agents.AGENTS[name], (SearchAgent, PolicyAgent)):
-        raise ValueError(f"agent {name!r} has no network to take from --checkpoint; use "
-                         f"--agent {TRAINED} (the default with a checkpoint), or a search or "
-                         f"policy agent")
-    config = {"evaluator": NETWORK, **config}
-    if config["evaluator"] != NETWORK:
-        raise ValueError(f"with --checkpoint, agent {name!r} plays with the network "
-                         f"(evaluator=network), not evaluator={config['evaluator']}")
-    return build_agent(name, config, network)
+    """`specs.network_agent` with the config as `KEY=VALUE` strings (--agent-config)."""
+    return specs_network_agent(name, agent_config(pairs), network)
 
 
 def engine_from_args(args: argparse.Namespace) -> PbrainEngine:

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple, Optional
 from gomoku_jax import agents, games
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.search import PolicyAgent, SearchAgent
-from gomoku_jax.agents.specs import TRAINED, make_agent, parse_spec
+from gomoku_jax.agents.specs import TRAINED, make_agent, network_agent, parse_spec
 from gomoku_jax.games.gomoku.opening_rule import OpeningGomoku
 from gomoku_jax.games.protocol import Env
 from gomoku_jax.io.player import TimedPlayer
@@ -126,16 +126,13 @@ class AgentBook:
             self._load_shipped()  # now: a bad spec is an error at start, not in a game
 
     def _agent_for_network(self, spec: str) -> Agent:
-        """The agent of `spec` playing with the network: `trained[:...]`, a search or
-        policy spec (evaluator=network unless it says otherwise), or an agent that has no
-        network at all."""
-        name, _ = parse_spec(spec)
+        """The agent of `spec` playing with the network (`specs.network_agent`), or, for an
+        agent that has no network at all, that agent (it plays every game it can)."""
+        name, config = parse_spec(spec)
         if name not in (TRAINED, "gmo") and not isinstance(agents.AGENTS.get(name),
                                                            (SearchAgent, PolicyAgent)):
             return make_agent(spec)
-        if name not in (TRAINED, "gmo") and "evaluator=" not in spec:
-            spec = f"{spec}{',' if ':' in spec else ':'}evaluator=network"
-        return make_agent(spec, self._network)
+        return network_agent(name, config, self._network)
 
     def default_spec(self, game: str, options: Optional[dict] = None) -> str:
         """The spec text of the agent that plays `game` with `options`."""
