@@ -50,6 +50,8 @@ def _type_name(t: Any) -> str:
 
 def coerce(name: str, t: Any, value: Any) -> Any:
     """`value` as type `t`, or ValueError("<name> takes <a type>, got <value>")."""
+    if t is Any:  # before isinstance: Python 3.11's Any is a class isinstance refuses
+        return value
     if isinstance(t, type) and not isinstance(value, (str, bool)) and isinstance(value, t):
         return value
     origin = typing.get_origin(t)
@@ -71,9 +73,12 @@ def coerce(name: str, t: Any, value: Any) -> Any:
             value = [v for v in value.split(";") if v.strip()]
         if not isinstance(value, (list, tuple)):
             raise ValueError(f"{name} takes a list (text: a;b;c), got {value!r}")
-        inner = typing.get_args(t)[0] if typing.get_args(t) else str
-        if inner is Ellipsis:
-            inner = str
+        args = typing.get_args(t)
+        if len(args) > 1 and args[-1] is not Ellipsis:  # tuple[A, B]: one type per place
+            if len(value) != len(args):
+                raise ValueError(f"{name} takes {len(args)} values, got {value!r}")
+            return tuple(coerce(name, a, v) for a, v in zip(args, value))
+        inner = args[0] if args and args[0] is not Ellipsis else str
         return tuple(coerce(name, inner, v) for v in value)
     if origin is not None and callable(value) and not isinstance(value, str):
         return value  # Callable[...]: a callable passes as is
@@ -106,8 +111,6 @@ def coerce(name: str, t: Any, value: Any) -> Any:
             return value
         raise ValueError(f"{name} is a nested config ({t.__name__}); set its fields as "
                          f"{name}.FIELD=VALUE")
-    elif t is Any:
-        return value
     raise ValueError(f"{name} takes {_type_name(t)}, got {value!r}")
 
 

@@ -110,7 +110,8 @@ class GMOChoice(NamedTuple):
 
 @functools.lru_cache(maxsize=8)
 def _fresh_params(model: GMOModel, seed: int):
-    return model.init(jax.random.key(seed))
+    # jitted: one compile instead of many small eager ones (3.6-10 s -> 2.3 s measured)
+    return jax.jit(model.init)(jax.random.key(seed))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,6 +3,8 @@ pbrain and the training config (values typed by `gomoku_jax.configs`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gomoku_jax import agents, configs
@@ -90,6 +92,16 @@ def test_coerce_reads_text_as_the_field_type():
     assert configs.coerce("x", tuple[str, ...], "a;b") == ("a", "b")
     with pytest.raises(ValueError, match="x takes an int, got '1.5'"):
         configs.coerce("x", int, "1.5")
+
+
+def test_coerce_fixed_length_tuples_place_by_place():
+    pairs = tuple[tuple[str, Any], ...]
+    assert configs.coerce("x", pairs, (("num_rollouts", 8),)) == (("num_rollouts", 8),)
+    assert configs.coerce("x", tuple[str, int], ["a", "2"]) == ("a", 2)
+    with pytest.raises(ValueError, match="x takes 2 values"):
+        configs.coerce("x", tuple[str, int], ("a",))
+    agent = agents.make("pure_mcts", evaluator_options=(("num_rollouts", 8),))
+    assert agent.evaluator_options == (("num_rollouts", 8),)
 
 
 def test_split_specs():
