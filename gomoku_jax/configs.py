@@ -11,7 +11,15 @@
   fields is routed there (`mcts:greedy=false` sets the agent's search config). Polymorphic
   fields (a search algorithm, a game) switch class when their kind key is assigned
   (`search.algorithm=gumbel`), keeping the fields the new class shares with the old.
+  A name that belongs to no nested config yet is applied after the others
+  (`evaluator=rollout,num_rollouts=8`: naming the evaluator gives the config that has
+  `num_rollouts`).
 - `to_dict` / `from_dict`: JSON data of a config, polymorphic fields tagged with their kind.
+- `validate(config)`: every field checked against its annotation, a config's one validation
+  path (call it from `__post_init__`). Ranges are part of the type: `PositiveInt`,
+  `NonNegativeInt`, `UnitFloat`, `NonNegativeFloat`, `FiniteFloat`, or any
+  `Annotated[T, Bounds(low, high)]`.
+- `check_int(name, value, low, high)`: the same check for a function's int argument.
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from typing import Any, Callable, Mapping, NamedTuple, Optional
+import math
+import numbers
+from typing import Annotated, Any, Callable, Mapping, NamedTuple, Optional
 
 
 class Kind(NamedTuple):
@@ -35,11 +45,73 @@ class Kind(NamedTuple):
 Kinds = Mapping[type, Kind]
 
 
+@dataclasses.dataclass(frozen=True)
+class Bounds:
+    """The closed range `[low, high]` a number must lie in (None: unbounded), and finite.
+    Used as `Annotated[int, Bounds(1)]`: `coerce` and `validate` check it."""
+
+    low: Optional[float] = None
+    high: Optional[float] = None
+
+    def check(self, name: str, value: Any, t: Any = None) -> None:
+        """ValueError("<name> must be >= low, got <value>") unless `value` is in range; with
+        `t` int the message says so ("an int >= 1", "an int in 5..20")."""
+        low = -math.inf if self.low is None else self.low
+        high = math.inf if self.high is None else self.high
+        if not (math.isfinite(value) and low <= value <= high):
+            raise ValueError(f"{name} must be {self.describe(t)}, got {value!r}")
+
+    def describe(self, t: Any = None) -> str:
+        """What the range takes, in words: ">= 0", "in [0, 1]", "an int in 5..20", ..."""
+        if self.low is None and self.high is None:
+            return "an int" if t is int else "a finite number"
+        if t is int:
+            return (f"an int >= {self.low:g}" if self.high is None else
+                    f"an int <= {self.high:g}" if self.low is None else
+                    f"an int in {self.low:g}..{self.high:g}")
+        return (f">= {self.low:g}" if self.high is None else
+                f"<= {self.high:g}" if self.low is None else
+                f"in [{self.low:g}, {self.high:g}]")
+
+
+PositiveInt = Annotated[int, Bounds(1)]
+NonNegativeInt = Annotated[int, Bounds(0)]
+NonNegativeFloat = Annotated[float, Bounds(0.0)]
+UnitFloat = Annotated[float, Bounds(0.0, 1.0)]
+FiniteFloat = Annotated[float, Bounds()]
+
+
 @functools.lru_cache(maxsize=None)
 def field_types(cls: type) -> dict[str, Any]:
-    """{field name: resolved type annotation} of a dataclass."""
-    hints = typing.get_type_hints(cls)
+    """{field name: resolved type annotation, `Annotated` bounds kept} of a dataclass."""
+    hints = typing.get_type_hints(cls, include_extras=True)
     return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def validate(config: Any, what: Optional[str] = None) -> None:
+    """Check (and normalise: an int in a float field becomes a float, text is parsed) every
+    field of the frozen dataclass `config` against its annotation; ValueError naming the
+    first bad field and what it takes. Nested configs validate themselves."""
+    what = what or type(config).__name__
+    for name, t in field_types(type(config)).items():
+        value = getattr(config, name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            continue
+        fixed = coerce(f"{what}.{name}", t, value)
+        if fixed is not value:
+            object.__setattr__(config, name, fixed)
+
+
+def check_int(name: str, value: Any, low: Optional[int] = None,
+              high: Optional[int] = None) -> int:
+    """`value` as a Python int (NumPy's ints too, not a bool or text) in `[low, high]`; else
+    ValueError("<name> must be an int >= low, got <value>"). For a function's arguments at an
+    API boundary; a config's fields are checked by their annotations (`validate`)."""
+    bounds = Bounds(low, high)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be {bounds.describe(int)}, got {value!r}")
+    bounds.check(name, int(value), int)
+    return int(value)
 
 
 def _type_name(t: Any) -> str:
@@ -51,6 +123,13 @@ def _type_name(t: Any) -> str:
 def coerce(name: str, t: Any, value: Any) -> Any:
     """`value` as type `t`, or ValueError("<name> takes <a type>, got <value>")."""
     if t is Any:  # before isinstance: Python 3.11's Any is a class isinstance refuses
+        return value
+    if typing.get_origin(t) is Annotated:
+        base, *extras = typing.get_args(t)
+        value = coerce(name, base, value)
+        for extra in extras:
+            if isinstance(extra, Bounds):
+                extra.check(name, value, base)
         return value
     if isinstance(t, type) and not isinstance(value, (str, bool)) and isinstance(value, t):
         return value
@@ -88,15 +167,15 @@ def coerce(name: str, t: Any, value: Any) -> Any:
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
     elif t is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            return int(value)  # NumPy's ints too, stored as Python ints
         if isinstance(value, str):
             try:
                 return int(value.strip())
             except ValueError:
                 pass
     elif t is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
             return float(value)
         if isinstance(value, str):
             try:
@@ -146,6 +225,10 @@ def assign(config: Any, assignments: Mapping[str, Any], what: str = "config",
     """
     fields = field_types(type(config))
     kind = _kind_of(config, kinds)
+    later = {key: value for key, value in assignments.items() if _waits(config, key, kinds)}
+    if later and len(later) < len(assignments):  # the others may give them their config
+        first = {key: value for key, value in assignments.items() if key not in later}
+        return assign(assign(config, first, what, kinds), later, what, kinds)
     direct: dict[str, Any] = {}
     nested: dict[str, dict[str, Any]] = {}
     for key, value in assignments.items():
@@ -186,6 +269,22 @@ def assign(config: Any, assignments: Mapping[str, Any], what: str = "config",
         return dataclasses.replace(config, **changes)
     except TypeError as e:
         raise ValueError(f"{what}: {e}") from None
+
+
+def _waits(config: Any, key: str, kinds: Kinds) -> bool:
+    """Whether `key` names no field of `config` now but may once the other assignments are
+    applied: a bare name of no nested config, or `field.name` where `field` holds no config
+    (`evaluator=rollout,num_rollouts=8`: naming the evaluator gives the agent the evaluator
+    config that has `num_rollouts`)."""
+    fields = field_types(type(config))
+    kind = _kind_of(config, kinds)
+    head, dot, _ = key.partition(".")
+    if kind is not None and key == kind.key:
+        return False
+    if head in fields:
+        value = getattr(config, head)
+        return bool(dot) and not (dataclasses.is_dataclass(value) and not isinstance(value, type))
+    return not dot and not any(_nested_has(getattr(config, f), head, kinds) for f in fields)
 
 
 def _nested_has(value: Any, name: str, kinds: Kinds) -> bool:

@@ -1,5 +1,5 @@
-"""`gomoku-jax train`: AlphaZero self-play training (or GMO, `--algo gmo`) from a preset,
-with config overrides.
+"""`gomoku-jax train`: train with any registered training algorithm (`--algo`: alphazero,
+the default, or gmo) from a preset, with config overrides.
 
     gomoku-jax train --preset quick --run-dir runs/quick
     gomoku-jax train --preset gomoku15 --run-dir runs/g15 --set selfplay.num_simulations=64
@@ -32,23 +32,22 @@ import json
 import pathlib
 from typing import Optional
 
-from gomoku_jax.train import gmo_config
+from gomoku_jax.train.algorithms import (ALGORITHMS, DEFAULT_ALGORITHM, algorithm,
+                                         load_config, preset_owner, presets)
 from gomoku_jax.train.config import RESUMABLE, override, resumable, valid_keys
-from gomoku_jax.train.presets import PRESETS, preset
-
-ALGOS = ("alphazero", "gmo")
-DEFAULT_PRESET = {"alphazero": "quick", "gmo": "gmo_quick"}
+from gomoku_jax.players.run_dir import run_algo
 
 
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
     parser = parser or argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algo", choices=ALGOS,
-                        help="what to train: alphazero (default) or gmo; default with "
-                             "--resume: the run's own, with a gmo_* preset: gmo")
-    parser.add_argument("--preset", choices=sorted({**PRESETS, **gmo_config.PRESETS}),
-                        help="the starting config (default: quick, or gmo_quick with "
-                             "--algo gmo)")
+    parser.add_argument("--algo", choices=sorted(ALGORITHMS),
+                        help=f"the training algorithm (default: {DEFAULT_ALGORITHM}; with "
+                             f"--resume: the run's own; with a preset: the preset's)")
+    parser.add_argument("--preset", choices=sorted(presets()),
+                        help="the starting config (default: the algorithm's default preset, "
+                             + ", ".join(f"{cls.default_preset} for {name}"
+                                         for name, cls in sorted(ALGORITHMS.items())) + ")")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="where config, metrics, checkpoints and summary go "
                              "(default: runs/<preset>)")
@@ -70,22 +69,18 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
 
 def _algo(args: argparse.Namespace) -> str:
     """The algorithm of the run: the run directory's when resuming, else --algo, else the
-    preset's; ValueError when they disagree."""
+    preset's, else the default; ValueError when they disagree."""
     algo = args.algo
-    if args.resume and args.run_dir:
-        saved = gmo_config.run_algo(args.run_dir)
-        if saved is not None:
-            if algo is not None and algo != saved:
-                raise ValueError(f"--algo {algo}, but {args.run_dir} holds a run of --algo "
-                                 f"{saved}")
-            return saved
-    if algo is None:
-        algo = "gmo" if args.preset in gmo_config.PRESETS else "alphazero"
-    presets = gmo_config.PRESETS if algo == "gmo" else PRESETS
-    if args.preset is not None and args.preset not in presets:
+    saved = run_algo(args.run_dir) if args.run_dir else None
+    if args.resume and saved is not None:
+        if algo is not None and algo != saved:
+            raise ValueError(f"--algo {algo}, but {args.run_dir} holds a run of --algo {saved}")
+        return saved
+    owner = preset_owner(args.preset) if args.preset is not None else None
+    algo = algo or owner or DEFAULT_ALGORITHM
+    if args.preset is not None and owner != algo:
         raise ValueError(f"--preset {args.preset} is not a preset of --algo {algo}; its "
-                         f"presets: {', '.join(sorted(presets))}")
-    saved = gmo_config.run_algo(args.run_dir) if args.run_dir else None
+                         f"presets: {', '.join(sorted(algorithm(algo).presets()))}")
     if saved is not None and saved != algo:
         raise ValueError(f"{args.run_dir} holds a run of --algo {saved}, not {algo}: use "
                          f"another run directory, or --resume to continue that run")
@@ -94,43 +89,31 @@ def _algo(args: argparse.Namespace) -> str:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        algo = _algo(args)
-    except ValueError as e:
-        raise SystemExit(f"error: {e}")
-    gmo = algo == "gmo"
-    name = args.preset or DEFAULT_PRESET[algo]
-    run_dir = pathlib.Path(args.run_dir or f"runs/{name}")
-    try:
+        cls = algorithm(_algo(args))
+        name = args.preset or cls.default_preset
+        run_dir = pathlib.Path(args.run_dir or f"runs/{name}")
         if args.resume:
             other = sorted(key for key in (a.split("=", 1)[0].strip()
                                            for a in args.assignments) if not resumable(key))
             if other:
                 raise ValueError(f"--resume continues the run's own config; --set may change "
                                  f"only {', '.join(RESUMABLE)}, not {', '.join(other)}")
-            if gmo:
-                config = gmo_config.override(gmo_config.load_config(run_dir), args.assignments)
-            else:
-                from gomoku_jax.train import checkpoint
-
-                config = override(checkpoint.load_config(run_dir), args.assignments)
-        elif gmo:
-            config = gmo_config.override(gmo_config.preset(name), args.assignments)
+            config = override(load_config(run_dir, cls), args.assignments)
         else:
-            config = override(preset(name), args.assignments)
+            config = override(cls.preset(name), args.assignments)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     if args.list_keys:
         data = config.to_dict()
-        for key in (gmo_config.valid_keys if gmo else valid_keys)(config):
+        for key in valid_keys(config):
             section, field = key.split(".")
             print(f"{key} = {json.dumps(data[section][field])}")
         return 0
     if args.stop_after is not None and args.stop_after < 1:
         raise SystemExit(f"error: --stop-after must be >= 1, got {args.stop_after}")
-    from gomoku_jax.train.loop import arena_table, train
+    from gomoku_jax.train.arena import arena_table
+    from gomoku_jax.train.driver import train
 
-    if gmo:
-        from gomoku_jax.train.gmo_loop import train_gmo as train
     try:
         summary = train(config, run_dir, progress=not args.no_progress,
                         stop_after=args.stop_after)

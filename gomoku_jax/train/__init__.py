@@ -1,16 +1,29 @@
-"""AlphaZero training for any game: on-device self-play, replay, augmentation, optax, orbax,
-sharding.
+"""Training for any game, by training algorithms that are plug-ins: AlphaZero (on-device
+self-play, replay, augmentation, optax, orbax, sharding) and GMO (seed 002's value network
+over (state, move)), run by one driver.
 
-    from gomoku_jax.train import preset, train
-    summary = train(preset("quick"), "runs/quick")
+    from gomoku_jax import train
+    config = train.override(train.preset("quick"), ["run.iterations=4"])
+    summary = train.train(config, "runs/quick")        # resumable, extendable
+    player = gomoku_jax.players.load("runs/quick")     # play it (no training layer needed)
+
+`ALGORITHMS` maps each algorithm's name to its config class (presets, trainer, the kind of
+network it trains); `gomoku-jax train --algo NAME --preset PRESET` reads it.
 """
 
-from gomoku_jax.train.alphazero import AlphaZero, TrainState, make_mesh, make_model
-from gomoku_jax.train.checkpoint import load_network
-from gomoku_jax.train.config import TrainConfig, override
+from gomoku_jax.train.algorithms import (ALGORITHMS, DEFAULT_ALGORITHM, algorithm, load_config,
+                                         preset, presets)
+from gomoku_jax.train.alphazero.config import AlphaZeroConfig
+from gomoku_jax.train.arena import arena_table
+from gomoku_jax.train.config import (RESUMABLE, EvalSection, OptimSection, ReplaySection,
+                                     RunSection, TrainingConfig, override, resumable,
+                                     resumable_changes, valid_keys)
+from gomoku_jax.train.driver import train
+from gomoku_jax.train.gmo.config import GMOTrainConfig
+from gomoku_jax.train.trainer import Trainer, trainer_for
 
-from gomoku_jax.train.presets import PRESETS, preset
-from gomoku_jax.train.samples import Sample
-
-__all__ = ["AlphaZero", "PRESETS", "Sample", "TrainConfig", "TrainState", "load_network",
-           "make_mesh", "make_model", "override", "preset"]
+__all__ = ["ALGORITHMS", "AlphaZeroConfig", "DEFAULT_ALGORITHM", "EvalSection",
+           "GMOTrainConfig", "OptimSection", "RESUMABLE", "ReplaySection", "RunSection",
+           "Trainer", "TrainingConfig", "algorithm", "arena_table", "load_config", "override",
+           "preset", "presets", "resumable", "resumable_changes", "train", "trainer_for",
+           "valid_keys"]

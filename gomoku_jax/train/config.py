@@ -1,244 +1,181 @@
-"""The AlphaZero run's configuration: frozen dataclasses, `--set` overrides, JSON.
+"""What every training algorithm's config shares: the sections replay, optim, eval and run,
+the `TrainingConfig` base (JSON with the algorithm's tag, the game, presets, the trainer),
+`--set section.field=value` overrides and the keys a resumed run may change.
 
-A `TrainConfig` has one section per part of the loop (game, net, search, selfplay, replay,
-optim, eval, run). Every field is settable from the command line as `section.field=value`
-(`--set search.pb_c_init=2`), and the whole config is written beside the run as
-`config.json` and read back from it, so a run directory says how it was made. Two sections
-are plug-ins chosen by name: `game` (`game.id`: "gomoku", "fauxgo", or "pgx" with
-`game.env_id`) and `search` (`search.algorithm`: "puct", "gumbel", "pure_mcts"; switching
-it keeps the fields the algorithms share). Presets are in `presets.py`.
-
-Seed 001's numbers are the defaults (AdamW lr 1e-4, batch 1024, replay 10K, 50 SGD steps,
-Dirichlet ε 0.2 / α 0.3 adaptive, temperature 0.8 → 0.05 × 0.9 per move). Its schedule,
-"train every 200 episodes with 50 gradient steps", is
-`selfplay.games=200, selfplay.moves=225, selfplay.carry_games=false, optim.sgd_steps=50`
-on 15×15: each iteration then plays 200 fresh games to their end (a 15×15 game lasts at
-most 225 moves) before its 50 steps.
+A training algorithm's config is a frozen dataclass of sections: `game` (any game, by
+`game.id`), its own sections (AlphaZero's `net`, `search`, `selfplay`; GMO's `gmo`, `data`)
+and the four shared ones, each of which an algorithm may subclass to change defaults or add
+fields. Every field is settable from the command line as `section.field=value` and checked
+against its annotation (`configs.validate`), and the whole config is written beside the run
+as `config.json`, tagged with the algorithm's name and the kind of network it trains.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping
 
-from gomoku_jax import configs, games, search
-from gomoku_jax.agents import evaluators
-from gomoku_jax.games.protocol import Env, GameSpec
-from gomoku_jax.nets.resnet import NetConfig
-from gomoku_jax.search.base import SearchAlgorithm
-from gomoku_jax.search.puct import PUCT
+from gomoku_jax import configs, games
+from gomoku_jax.configs import NonNegativeFloat, NonNegativeInt, PositiveInt, UnitFloat
+from gomoku_jax.games.protocol import Env
+from gomoku_jax.players.run_dir import ALGO_KEY, KINDS, PLAYER_KEY
 
 SCHEDULES = ("constant", "cosine", "warmup_cosine")
 
 
-def _algorithm_class(name: str) -> type:
-    if name not in search.ALGORITHMS:
-        raise ValueError(f"unknown search algorithm {name!r}; available: "
-                         f"{sorted(search.ALGORITHMS)}")
-    return search.ALGORITHMS[name]
-
-
-# The polymorphic sections: a game by its id, a search algorithm by its name.
-KINDS: configs.Kinds = {
-    GameSpec: configs.Kind("id", games.spec_class, lambda spec: spec.id),
-    SearchAlgorithm: configs.Kind("algorithm", _algorithm_class, lambda alg: alg.name),
-}
-
-
-def _positive(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+def one_of(name: str, value: Any, allowed: Iterable[Any]) -> None:
+    """ValueError unless `value` is one of `allowed`."""
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True)
-class SelfPlaySection:
-    """Self-play: `games` boards in parallel play `moves` moves per iteration, each move a
-    search (the `search` section's algorithm) of `num_simulations` simulations.
+class Section:
+    """A config section: its fields are validated against their annotations."""
 
-    Attributes:
-      games: the self-play batch B (sharded over devices: a multiple of their number).
-      moves: moves T per iteration, each one search per board.
-      num_simulations: search simulations per move.
-      carry_games: True: unfinished games go on in the next iteration, and their positions
-        wait (per board, up to the game's `max_game_length`) until the game ends, so every
-        position of every finished game is kept; False: every iteration starts fresh games
-        and drops the positions of the games it did not finish.
-      bootstrap_iterations: the first this many iterations search with `bootstrap_evaluator`
-        instead of the network (the network still trains on their games: search-visit
-        policies and outcomes); 0 = network self-play from the start. A cheap evaluator
-        (Gomoku's "heuristic" runs ~10x faster than a small ResNet on a CPU) fills the
-        replay buffer with sensible games while a random network would play noise.
-      bootstrap_evaluator: an evaluator name of `agents.evaluators.EVALUATORS` (or "auto",
-        the game's preferred one) that evaluates the run's game; not "network".
-    """
-
-    games: int = 128
-    moves: int = 64
-    num_simulations: int = 64
-    carry_games: bool = True
-    bootstrap_iterations: int = 0
-    bootstrap_evaluator: str = "heuristic"
+    name: ClassVar[str] = "section"
 
     def __post_init__(self):
-        for name in ("games", "moves", "num_simulations"):
-            _positive(f"selfplay.{name}", getattr(self, name))
-        b = self.bootstrap_iterations
-        if isinstance(b, bool) or not isinstance(b, int) or b < 0:
-            raise ValueError(f"selfplay.bootstrap_iterations must be an int >= 0, got {b!r}")
-        name = self.bootstrap_evaluator
-        allowed = sorted({evaluators.AUTO, *evaluators.EVALUATORS} - {evaluators.NETWORK})
-        if name not in allowed:
-            raise ValueError(f"selfplay.bootstrap_evaluator must be one of {allowed} (the "
-                             f"network plays after the bootstrap), got {name!r}")
-
-    def check_game(self, env: Env) -> None:
-        """ValueError when bootstrapping with an evaluator that cannot evaluate `env`."""
-        if self.bootstrap_iterations:
-            try:
-                evaluators.check(self.bootstrap_evaluator, (), env=env)
-            except ValueError as e:
-                raise ValueError(f"selfplay.bootstrap_evaluator={self.bootstrap_evaluator!r} "
-                                 f"does not fit game {env.id!r}: {e}") from None
+        configs.validate(self, self.name)
 
 
 @dataclasses.dataclass(frozen=True)
-class ReplaySection:
-    """FIFO replay buffer of `capacity` samples (seed: 10K), sampled uniformly with a random
-    element of the game's symmetry group per sample; `synthetic_fraction` of every training
-    batch is replaced by fresh examples the game generates (`env.synthetic_examples`;
-    Gomoku: seed 000's complete-five / block-four tactical examples).
-    `min_size`: no SGD step before the buffer holds this many samples."""
+class ReplaySection(Section):
+    """FIFO replay buffer of `capacity` samples (seed 001: 10K); no SGD step before it holds
+    `min_size`."""
 
-    capacity: int = 10_000
-    synthetic_fraction: float = 0.0
-    min_size: int = 1
+    capacity: PositiveInt = 10_000
+    min_size: PositiveInt = 1
 
-    def __post_init__(self):
-        _positive("replay.capacity", self.capacity)
-        _positive("replay.min_size", self.min_size)
-        if not 0.0 <= self.synthetic_fraction <= 1.0:
-            raise ValueError(f"replay.synthetic_fraction must be in [0, 1], got "
-                             f"{self.synthetic_fraction!r}")
+    name: ClassVar[str] = "replay"
 
 
 @dataclasses.dataclass(frozen=True)
-class OptimSection:
-    """optax AdamW on policy cross-entropy + value_weight × value MSE.
+class OptimSection(Section):
+    """optax AdamW, `sgd_steps` steps of `batch_size` samples per iteration.
 
     Attributes:
-      learning_rate, weight_decay: AdamW's (seed: lr 1e-4).
-      batch_size: samples per SGD step (seed: 1024; sharded over devices).
-      sgd_steps: SGD steps K per iteration, one `lax.scan` (seed: 50).
+      learning_rate, weight_decay: AdamW's (seed 001: lr 1e-4).
+      batch_size: samples per SGD step (sharded over devices where the trainer shards).
+      sgd_steps: SGD steps K per iteration, one `lax.scan`.
       schedule: "constant", "cosine" (decay over the run's iterations × K steps) or
         "warmup_cosine" (`warmup_steps` linear warm-up first).
       grad_clip: global-norm clipping threshold, 0 = off.
       unroll: how many SGD steps the scan unrolls, 0 = all of them. 1 is right on every
-        platform: the network's convolutions have gradients written as forward convolutions
+        platform: the networks' convolutions have gradients written as forward convolutions
         (`nets/conv.py`), which XLA:CPU runs as fast inside the loop as outside it (its own
         gradient convolutions run ~30× slower in a loop); unrolling costs compile time.
     """
 
-    learning_rate: float = 1e-4
-    weight_decay: float = 1e-4
-    batch_size: int = 1024
-    sgd_steps: int = 50
+    learning_rate: NonNegativeFloat = 1e-4
+    weight_decay: NonNegativeFloat = 1e-4
+    batch_size: PositiveInt = 1024
+    sgd_steps: PositiveInt = 50
     schedule: str = "constant"
-    warmup_steps: int = 0
-    grad_clip: float = 0.0
-    value_weight: float = 1.0
-    unroll: int = 1
+    warmup_steps: NonNegativeInt = 0
+    grad_clip: NonNegativeFloat = 0.0
+    unroll: NonNegativeInt = 1
+
+    name: ClassVar[str] = "optim"
 
     def __post_init__(self):
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"optim.schedule must be one of {SCHEDULES}, got "
-                             f"{self.schedule!r}")
-        _positive("optim.batch_size", self.batch_size)
-        _positive("optim.sgd_steps", self.sgd_steps)
-        for name in ("learning_rate", "weight_decay", "grad_clip", "value_weight",
-                     "warmup_steps", "unroll"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"optim.{name} must be >= 0, got {getattr(self, name)!r}")
+        super().__post_init__()
+        one_of("optim.schedule", self.schedule, SCHEDULES)
+
+    @property
+    def scan_unroll(self) -> int:
+        """`unroll`, 0 resolved to all `sgd_steps`."""
+        return min(self.unroll or self.sgd_steps, self.sgd_steps)
 
 
 @dataclasses.dataclass(frozen=True)
-class EvalSection:
-    """The arena every `every` iterations (and at the end): the trained network inside the
-    run's search at full strength (`agent_simulations` simulations) against each opponent
-    spec (an agent spec as in `gomoku-jax arena`, or "previous": the network of the
-    evaluation before)."""
+class EvalSection(Section):
+    """The arena every `every` iterations (0: only at the end) and at the end: the trained
+    agent at full strength against each opponent spec (an agent spec as in `gomoku-jax
+    arena`, or "previous": the trained agent with the params of the evaluation before),
+    `games` games each, every opening of the game with both colours."""
 
-    every: int = 10
-    games: int = 64
-    agent_simulations: int = 64
+    every: NonNegativeInt = 10
+    games: PositiveInt = 64
     opponents: tuple[str, ...] = ("random", "pure_mcts:num_simulations=200", "previous")
 
-    def __post_init__(self):
-        _positive("eval.games", self.games)
-        _positive("eval.agent_simulations", self.agent_simulations)
-        if self.every < 0:
-            raise ValueError(f"eval.every must be >= 0 (0: only at the end), got {self.every!r}")
-        if isinstance(self.opponents, str):
-            object.__setattr__(self, "opponents", tuple(
-                s for s in self.opponents.split(";") if s))
+    name: ClassVar[str] = "eval"
 
 
 @dataclasses.dataclass(frozen=True)
-class RunSection:
-    """The loop: `iterations` iterations, seed, checkpoints every `checkpoint_every`
+class RunSection(Section):
+    """The run: `iterations` iterations from `seed`, checkpoints every `checkpoint_every`
     iterations (and at the end), the last `keep_checkpoints` kept; `devices`: how many
-    devices to shard over (0: all)."""
+    devices to shard over (0: all; a trainer that does not shard refuses more than 1)."""
 
-    iterations: int = 100
-    seed: int = 0
-    checkpoint_every: int = 10
-    keep_checkpoints: int = 3
-    devices: int = 0
+    iterations: PositiveInt = 100
+    seed: NonNegativeInt = 0
+    checkpoint_every: PositiveInt = 10
+    keep_checkpoints: PositiveInt = 3
+    devices: NonNegativeInt = 0
 
-    def __post_init__(self):
-        _positive("run.iterations", self.iterations)
-        _positive("run.checkpoint_every", self.checkpoint_every)
-        _positive("run.keep_checkpoints", self.keep_checkpoints)
-        if self.devices < 0:
-            raise ValueError(f"run.devices must be >= 0, got {self.devices!r}")
+    name: ClassVar[str] = "run"
 
 
-@dataclasses.dataclass(frozen=True)
-class TrainConfig:
-    """Everything an AlphaZero run needs; static (hashable), so it can key compiled code."""
+class TrainingConfig:
+    """The base of every training algorithm's config (a frozen dataclass with `game`,
+    `replay`, `optim`, `eval` and `run` sections, static and hashable, so it can key
+    compiled code). A subclass sets `algo` (its registry name), `player` (the kind of
+    network its checkpoints hold, `gomoku_jax.players.PLAYERS`) and `default_preset`, and
+    defines `presets()` and `trainer()`."""
 
-    game: GameSpec = games.spec_class("gomoku")(observation="canonical")
-    net: NetConfig = NetConfig()
-    search: SearchAlgorithm = PUCT()
-    selfplay: SelfPlaySection = SelfPlaySection()
-    replay: ReplaySection = ReplaySection()
-    optim: OptimSection = OptimSection()
-    eval: EvalSection = EvalSection()
-    run: RunSection = RunSection()
+    algo: ClassVar[str]
+    player: ClassVar[str]
+    default_preset: ClassVar[str]
 
-    def __post_init__(self):
-        if self.selfplay.bootstrap_iterations:
-            self.selfplay.check_game(self.env())
+    @classmethod
+    def presets(cls) -> Mapping[str, "TrainingConfig"]:
+        """{name: config} of the algorithm's presets."""
+        raise TypeError(f"{cls.__name__} has no presets")
+
+    @classmethod
+    def preset(cls, name: str) -> "TrainingConfig":
+        presets = cls.presets()
+        if name not in presets:
+            raise ValueError(f"unknown preset {name!r} for training algorithm {cls.algo!r}; "
+                             f"available: {sorted(presets)}")
+        return presets[name]
+
+    def trainer(self):
+        """The algorithm's `Trainer` for this config (`train.trainer.Trainer`)."""
+        raise TypeError(f"{type(self).__name__} has no trainer")
 
     def env(self) -> Env:
         """The run's game."""
         return games.from_spec(self.game)
 
     def to_dict(self) -> dict:
+        """{section: {field: value}} (JSON data; `to_json` adds the tags)."""
         return configs.to_dict(self, KINDS)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1)
+        return json.dumps({ALGO_KEY: self.algo, PLAYER_KEY: self.player, **self.to_dict()},
+                          indent=1)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "TrainConfig":
-        """The config a `to_dict` made; unknown sections or fields are a ValueError."""
+    def from_dict(cls, data: Mapping[str, Any]) -> "TrainingConfig":
+        """The config `to_dict` (or `to_json`'s data) made; ValueError for unknown keys or
+        another algorithm's tag."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"config must be a mapping, got {data!r}")
+        data = dict(data)
+        algo = data.pop(ALGO_KEY, cls.algo)
+        data.pop(PLAYER_KEY, None)
+        if algo != cls.algo:
+            raise ValueError(f"config is a {algo!r} run's, not a {cls.algo!r} run's")
         return configs.from_dict(cls, data, "config", KINDS)
 
 
-def valid_keys(config: Any = TrainConfig()) -> list[str]:
-    """Every settable `section.field` of this config, or of any config of sections with
-    `to_dict` such as GMO's (the polymorphic sections' kind keys included)."""
+def valid_keys(config: Any) -> list[str]:
+    """Every settable `section.field` of a training config (the polymorphic sections' kind
+    keys included)."""
     data = config.to_dict()
     return [f"{s}.{f}" for s, section in data.items() for f in section]
 
@@ -251,8 +188,8 @@ RESUMABLE = ("run.iterations", "run.checkpoint_every", "run.keep_checkpoints", "
 
 
 def override(config: Any, assignments: Iterable[str]) -> Any:
-    """`config` (a `TrainConfig`, or any config of sections such as GMO's) with
-    `section.field=value` assignments applied (tuples: `a;b;c`).
+    """`config` (any training algorithm's) with `section.field=value` assignments applied
+    (tuples: `a;b;c`).
 
     Raises:
       ValueError: a malformed assignment, an unknown key (the message lists the valid

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from flax import struct
+from typing import Any
 
-from gomoku_jax.train.samples import Sample
+from flax import struct
 
 
 @struct.dataclass
 class Replay:
-    """data: `Sample` leaves [capacity, ...]; size int32[]: how many are filled;
+    """data: samples (any pytree dataclass with a `value`, e.g. AlphaZero's `Sample`),
+    leaves [capacity, ...]; size int32[]: how many are filled;
     position int32[]: the next write index; added int32[]: samples ever added."""
 
-    data: Sample
+    data: Any
     size: jax.Array
     position: jax.Array
     added: jax.Array
@@ -34,7 +35,7 @@ class Replay:
         return self.data.value.shape[0]
 
 
-def init(example: Sample, capacity: int) -> Replay:
+def init(example: Any, capacity: int) -> Replay:
     """An empty buffer for samples shaped like `example` (one unbatched sample)."""
     data = jax.tree.map(lambda x: jnp.zeros((capacity,) + jnp.shape(x), jnp.asarray(x).dtype),
                         example)
@@ -42,7 +43,7 @@ def init(example: Sample, capacity: int) -> Replay:
     return Replay(data, zero, zero, zero)
 
 
-def add(buffer: Replay, samples: Sample, valid: jax.Array) -> Replay:
+def add(buffer: Replay, samples: Any, valid: jax.Array) -> Replay:
     """`buffer` with the `valid` ones of `samples` (leaves [M, ...], valid bool[M]) appended."""
     capacity = buffer.capacity
     m = valid.shape[0]
@@ -60,7 +61,7 @@ def add(buffer: Replay, samples: Sample, valid: jax.Array) -> Replay:
                   (buffer.position + written) % capacity, buffer.added + count)
 
 
-def sample(buffer: Replay, key: jax.Array, batch_size: int) -> Sample:
+def sample(buffer: Replay, key: jax.Array, batch_size: int) -> Any:
     """`batch_size` samples drawn uniformly, with replacement, from the filled part (weight 0
     everywhere when the buffer is empty)."""
     index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(buffer.size, 1))

@@ -5,7 +5,7 @@ or from an AlphaZero run's replay buffer.
                                        random_plies=2, epsilon=0.1)
     samples, valid = from_alphazero(alphazero_buffer)        # or: a trained run's positions
     buffer = replay.add(buffer, samples, valid)              # replay.py's FIFO buffer
-    obs, moves, value, weight = batch_inputs(env, augment(env, batch, key))
+    obs, moves = batch_inputs(env, augment(env, batch, key))      # train.augment
 
 `play_games` plays `num_games` games from `env.init` to their end, both sides the same
 agent (any registered agent, `agent.act_batch`), in one `lax.while_loop` of at most
@@ -35,7 +35,6 @@ from flax import struct
 from gomoku_jax.agents.gmo import move_features
 from gomoku_jax.games.protocol import is_over
 from gomoku_jax.games.random_play import random_legal_action
-from gomoku_jax.games.symmetry import transform_action
 from gomoku_jax.nets.gmo import MoveFeatures
 from gomoku_jax.train.replay import Replay
 
@@ -154,22 +153,6 @@ def from_alphazero(buffer: Replay) -> tuple[GMOSample, jax.Array]:
     samples = GMOSample(data.state, jnp.maximum(data.action, 0).astype(jnp.int32),
                         jnp.where(valid, data.value, 0.0), valid.astype(jnp.float32))
     return samples, valid
-
-
-def transform_sample(env, sample: GMOSample, g: jax.Array) -> GMOSample:
-    """One sample under the game's symmetry g (int32[]): the state and the move together,
-    so the stone the move places lands where the transformed move places it."""
-    return sample.replace(state=env.transform_state(sample.state, g),
-                          action=transform_action(env, sample.action, g).astype(jnp.int32))
-
-
-def augment(env, samples: GMOSample, key: jax.Array) -> GMOSample:
-    """A batch (leading axis B) with an independent random symmetry per sample (as is for a
-    game without symmetries)."""
-    if env.num_symmetries == 1:
-        return samples
-    g = jax.random.randint(key, samples.value.shape, 0, env.num_symmetries)
-    return jax.vmap(lambda s, h: transform_sample(env, s, h))(samples, g)
 
 
 def batch_inputs(env, samples: GMOSample) -> tuple[jax.Array, MoveFeatures]:

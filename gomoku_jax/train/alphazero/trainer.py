@@ -4,6 +4,9 @@
     state = trainer.init()                       # TrainState on the devices
     state, metrics = trainer.iteration(state)    # self-play + buffer + K SGD steps, jitted
 
+The trainer of the "alphazero" training algorithm (`train.trainer.Trainer`): the run driver
+(`train.driver`) calls it.
+
 `iteration` runs, without leaving the device: T self-play moves on B boards (`selfplay.play`,
 the network inside the run's search algorithm), the value targets of every game that
 ended, the FIFO buffer update, then K SGD steps in a `lax.scan`, each drawing a uniform
@@ -27,6 +30,7 @@ same thing up to float reduction order.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Optional
 
@@ -39,10 +43,12 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from gomoku_jax.agents import evaluators
 from gomoku_jax.agents.search import SearchAgent
 from gomoku_jax.nets.resnet import NetVars, PolicyValueModel
+from gomoku_jax.players.policy_value import search_agent
 from gomoku_jax.search.evaluators import NetworkEvaluator
-from gomoku_jax.train import augment, learner, replay, selfplay
-from gomoku_jax.train.config import TrainConfig
-from gomoku_jax.train.samples import Sample, example, from_examples
+from gomoku_jax.train import augment, optim, replay
+from gomoku_jax.train.alphazero import learner, selfplay
+from gomoku_jax.train.alphazero.config import AlphaZeroConfig
+from gomoku_jax.train.alphazero.samples import Sample, example, from_examples
 
 
 @struct.dataclass
@@ -70,7 +76,7 @@ class TrainState:
         return NetVars(self.params, self.batch_stats)
 
 
-def make_model(config: TrainConfig) -> PolicyValueModel:
+def make_model(config: AlphaZeroConfig) -> PolicyValueModel:
     return PolicyValueModel.for_env(config.net, config.env())
 
 
@@ -87,7 +93,9 @@ def make_mesh(num_devices: int = 0) -> jax.sharding.Mesh:
 class AlphaZero:
     """The static side of a run: config, model, optimiser, mesh and the compiled iteration."""
 
-    def __init__(self, config: TrainConfig, mesh: Optional[jax.sharding.Mesh] = None):
+    progress = (("loss", "loss"), ("v", "value_loss"))
+
+    def __init__(self, config: AlphaZeroConfig, mesh: Optional[jax.sharding.Mesh] = None):
         self.config = config
         self.env = config.env()
         self.model = make_model(config)
@@ -102,7 +110,7 @@ class AlphaZero:
                              f"game {self.env.id!r} generates no synthetic examples: set it "
                              f"to 0")
         self.total_sgd_steps = config.run.iterations * config.optim.sgd_steps
-        self.optimizer = learner.make_optimizer(config.optim, self.total_sgd_steps)
+        self.optimizer = optim.make_optimizer(config.optim, self.total_sgd_steps)
         self.evaluator = NetworkEvaluator(self.model)
         config.selfplay.check_game(self.env)
         self.bootstrap_evaluator = (
@@ -114,7 +122,7 @@ class AlphaZero:
     @property
     def sgd_unroll(self) -> int:
         """`optim.unroll`, 0 resolved to all `optim.sgd_steps`."""
-        return self.config.optim.unroll or self.config.optim.sgd_steps
+        return self.config.optim.scan_unroll
 
     # ------------------------------------------------------------------ state and shardings
 
@@ -167,18 +175,24 @@ class AlphaZero:
             return evaluators.resolve(self.config.selfplay.bootstrap_evaluator, self.env)
         return evaluators.NETWORK
 
-    def iteration(self, state: TrainState, bootstrap: Optional[bool] = None
+    def iteration(self, state: TrainState, done: Optional[int] = None
                   ) -> tuple[TrainState, dict]:
         """One iteration: `(TrainState) -> (TrainState, metrics dict of float32[])`, jitted;
-        the input state's buffers are donated. `bootstrap`: search with the bootstrap
-        evaluator (default: `bootstraps(state.iteration)`, which reads the iteration number
-        back from the device; the loop passes it)."""
-        if bootstrap is None:
-            bootstrap = (self.bootstrap_evaluator is not None
-                         and self.bootstraps(int(state.iteration)))
-        if bootstrap and self.bootstrap_evaluator is None:
-            raise ValueError("bootstrap=True but selfplay.bootstrap_iterations is 0")
-        return self.jitted_iteration[bool(bootstrap)](state)
+        the input state's buffers are donated. `done`: the iterations done before this one,
+        which decides whether it bootstraps (default: `state.iteration`, read back from the
+        device; the run driver passes it)."""
+        if done is None:
+            done = int(state.iteration) if self.bootstrap_evaluator is not None else 0
+        return self.jitted_iteration[self.bootstraps(done)](state)
+
+    def record(self, done: int) -> dict:
+        """What the metrics record of the iteration after `done` says besides its metrics:
+        the evaluator its self-play searched with."""
+        return {"selfplay_evaluator": self.selfplay_evaluator(done)}
+
+    def network(self, state: TrainState) -> NetVars:
+        """The params the trained agent plays with."""
+        return state.variables
 
     @functools.cached_property
     def jitted_iteration(self) -> dict:
@@ -237,14 +251,15 @@ class AlphaZero:
                   key: jax.Array, ready: jax.Array = True, num_steps: Optional[int] = None):
         """`num_steps` (default `optim.sgd_steps`) SGD steps in one `lax.scan`, each on a
         fresh `training_batch`, unrolled as `sgd_unroll` says. While `ready` is False no step
-        is computed (`learner.train_when`): the params, statistics and optimiser state come
+        is computed (`optim.train_when`): the params, statistics and optimiser state come
         back unchanged, the loss parts and norms as zeros.
 
         Returns:
           ((params, batch_stats, opt_state), (LossParts [K], gradient norms float32[K])).
         """
         cfg = self.config
-        k = cfg.optim.sgd_steps if num_steps is None else num_steps
+        steps = cfg.optim if num_steps is None else dataclasses.replace(cfg.optim,
+                                                                       sgd_steps=num_steps)
 
         def sgd(carry, key):
             new = learner.sgd_step(self.env, self.model, self.optimizer,
@@ -252,11 +267,7 @@ class AlphaZero:
                                    self.training_batch(buffer, key))
             return new[:3], (new[3], new[4])
 
-        def train(carry):
-            return jax.lax.scan(sgd, carry, jax.random.split(key, k),
-                                unroll=min(self.sgd_unroll, k))
-
-        return learner.train_when(ready, train, (params, batch_stats, opt_state))
+        return optim.sgd_loop(sgd, (params, batch_stats, opt_state), key, steps, ready)
 
     def training_batch(self, buffer: replay.Replay, key: jax.Array) -> Sample:
         """`optim.batch_size` samples: uniform from the buffer, `replay.synthetic_fraction`
@@ -275,9 +286,8 @@ class AlphaZero:
 
     # ------------------------------------------------------------------ playing
 
-    def agent(self, num_simulations: Optional[int] = None):
+    def agent(self, num_simulations: Optional[int] = None) -> SearchAgent:
         """The trained network inside the run's search at full strength (`for_play()`: no
-        root noise, greedy), for the arena. Its params are `state.variables`."""
-        return SearchAgent(env=self.env, evaluator="network", network=self.model,
-                           search=self.config.search.for_play(),
-                           num_simulations=num_simulations or self.config.eval.agent_simulations)
+        root noise, greedy), for the arena. Its params are `network(state)`."""
+        return search_agent(self.env, self.model, self.config.search,
+                            num_simulations or self.config.eval.agent_simulations)

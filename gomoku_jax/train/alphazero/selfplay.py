@@ -26,7 +26,7 @@ from flax import struct
 
 from gomoku_jax.games.protocol import is_over, reward_of
 from gomoku_jax.search.base import SearchAlgorithm
-from gomoku_jax.train.samples import NO_ACTION, Sample
+from gomoku_jax.train.alphazero.samples import NO_ACTION, Sample
 
 
 @struct.dataclass

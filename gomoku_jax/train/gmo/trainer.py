@@ -4,8 +4,9 @@
     state = trainer.init()                       # GMOTrainState
     state, metrics = trainer.iteration(state)    # games + buffer + K SGD steps, jitted
 
-`iteration` runs, without leaving the device: `data.games` games to their end
-(`gmo_data.play_games`, the data agent on both sides), every position with the move
+The trainer of the "gmo" training algorithm (`train.trainer.Trainer`), run by the run driver
+(`train.driver`). `iteration` runs, without leaving the device: `data.games` games to their
+end (`data.play_games`, the data agent on both sides), every position with the move
 played and the outcome for its mover into the FIFO buffer (`replay.py`'s), then K SGD steps
 in a `lax.scan`, each on a uniform batch from the buffer under random symmetries (state
 and move together), with dropout on (explicit keys) and one AdamW step on the value's
@@ -13,7 +14,7 @@ heteroscedastic Gaussian NLL. The state encoder, the move encoder and the value 
 trained together.
 
 With `data.replay_run` the buffer is filled once, by `init`, with the positions of an
-AlphaZero run's replay buffer (`checkpoint.load_replay`, `gmo_data.from_alphazero`), and
+AlphaZero run's replay buffer (`alphazero.replay_reader.load_replay`, `data.from_alphazero`), and
 the iterations play no games: they only train (their metrics count 0 games and positions,
 and `from_replay_run` is 1).
 """
@@ -32,8 +33,12 @@ from flax import struct
 from gomoku_jax.agents.gmo import GMOAgent
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.nets.gmo import GMOModel, MoveFeatures
-from gomoku_jax.train import checkpoint, gmo_data, learner, replay
-from gomoku_jax.train.gmo_config import SELF, GMOTrainConfig
+from gomoku_jax.players.gmo import gmo_agent
+from gomoku_jax.players.run_dir import single_device
+from gomoku_jax.train import augment, optim, replay
+from gomoku_jax.train.alphazero.replay_reader import load_replay
+from gomoku_jax.train.gmo import data as gmo_data
+from gomoku_jax.train.gmo.config import SELF, GMOTrainConfig
 
 
 @struct.dataclass
@@ -92,7 +97,12 @@ class GMOTrainer:
     """The static side of a GMO run: config, model, optimiser, data agent and the compiled
     iteration."""
 
+    progress = (("nll", "loss"), ("mse", "value_mse"))
+
     def __init__(self, config: GMOTrainConfig):
+        if config.run.devices > 1:
+            raise ValueError(f"run.devices={config.run.devices}: GMO's trainer runs on one "
+                             f"device; set run.devices=1 (or 0)")
         self.config = config
         self.env = config.env()
         self.model = GMOModel.for_env(config.gmo, self.env)
@@ -102,13 +112,21 @@ class GMOTrainer:
             self.data_agent = data_agent.bind(self.env)
         except ValueError as e:
             raise ValueError(f"data.agent {config.data.agent!r}: {e}") from None
-        self.optimizer = learner.make_optimizer(config.optim,
-                                                config.run.iterations * config.optim.sgd_steps)
+        self.optimizer = optim.make_optimizer(config.optim,
+                                              config.run.iterations * config.optim.sgd_steps)
 
     def agent(self) -> GMOAgent:
-        """The GMO agent of the run's `gmo` section, bound to its game; its params are the
-        state's `params`."""
-        return GMOAgent(env=self.env, **dataclasses.asdict(self.config.gmo))
+        """The GMO agent of the run's `gmo` section, bound to its game; its params are
+        `network(state)`."""
+        return gmo_agent(self.env, self.config.gmo)
+
+    def network(self, state: GMOTrainState) -> Any:
+        """The params the trained agent plays with."""
+        return state.params
+
+    def record(self, done: int) -> dict:
+        """Nothing besides the metrics."""
+        return {}
 
     # ------------------------------------------------------------------ state
 
@@ -121,8 +139,9 @@ class GMOTrainer:
             key=jax.random.key_data(k_run), iteration=jnp.int32(0), sgd_steps=jnp.int32(0))
 
     def abstract_state(self) -> GMOTrainState:
-        """Shapes and dtypes of a GMOTrainState (a restore target)."""
-        return jax.eval_shape(self._fresh, jax.random.key(0))
+        """Shapes, dtypes and (the first device's) sharding of a GMOTrainState (a restore
+        target)."""
+        return single_device(jax.eval_shape(self._fresh, jax.random.key(0)))
 
     def init(self, seed: Optional[int] = None) -> GMOTrainState:
         """A fresh run's state from `seed` (default `run.seed`), committed to the default
@@ -131,8 +150,7 @@ class GMOTrainer:
         first: its errors come before anything is computed)."""
         seed = self.config.run.seed if seed is None else seed
         source = self.replay_samples() if self.config.data.replay_run else None
-        state = jax.device_put(_jitted_fresh(_compiled_config(self.config))(
-            jax.random.key(seed)), jax.devices()[0])
+        state = jax.device_put(self._jitted_fresh(jax.random.key(seed)), jax.devices()[0])
         if source is not None:
             state = state.replace(buffer=_jitted_add(state.buffer, *source))
         return state
@@ -144,15 +162,15 @@ class GMOTrainer:
 
         Raises:
           ValueError: a path that is not an AlphaZero run with a readable checkpoint
-            (`checkpoint.load_replay`'s messages; a GMO run is refused), a run of another
+            (`load_replay`'s messages; a GMO run is refused), a run of another
             game than `game`, or a replay with no such position or fewer than
             `replay.min_size` of them.
         """
         cfg = self.config
         what = f"data.replay_run {cfg.data.replay_run}"
         try:
-            source, run_config, _, where = checkpoint.load_replay(cfg.data.replay_run,
-                                                                  device=jax.devices()[0])
+            source, run_config, _, where = load_replay(cfg.data.replay_run,
+                                                       device=jax.devices()[0])
         except ValueError as e:
             raise ValueError(f"{what}: {e}") from None
         ours, theirs = cfg.to_dict()["game"], run_config.to_dict()["game"]
@@ -177,13 +195,20 @@ class GMOTrainer:
 
     # ------------------------------------------------------------------ the iteration
 
-    @property
-    def iteration(self):
-        """Jitted `(GMOTrainState) -> (GMOTrainState, metrics dict of float32[])`; the
-        input state's buffers are donated. Compiled once per config and process (a resumed
-        run, or a second trainer of the same config up to `data.replay_run`'s path, reuses
-        it)."""
-        return _jitted_iteration(_compiled_config(self.config))
+    def iteration(self, state: GMOTrainState, done: Optional[int] = None
+                  ) -> tuple[GMOTrainState, dict]:
+        """One iteration: `(GMOTrainState) -> (GMOTrainState, metrics dict of float32[])`,
+        jitted; the input state's buffers are donated (`done`, the iterations done before,
+        changes nothing here)."""
+        return self.jitted_iteration(state)
+
+    @functools.cached_property
+    def jitted_iteration(self):
+        return jax.jit(self._iteration, donate_argnums=0)
+
+    @functools.cached_property
+    def _jitted_fresh(self):
+        return jax.jit(self._fresh)
 
     def _iteration(self, state: GMOTrainState) -> tuple[GMOTrainState, dict]:
         cfg = self.config
@@ -221,30 +246,27 @@ class GMOTrainer:
                   ready: jax.Array = True, num_steps: Optional[int] = None):
         """`num_steps` (default `optim.sgd_steps`) SGD steps in one `lax.scan`, each on a
         fresh `training_batch`; while `ready` is False none is computed
-        (`learner.train_when`): the params and optimiser state come back unchanged.
+        (`optim.train_when`): the params and optimiser state come back unchanged.
 
         Returns:
           ((params, opt_state), (LossParts [K] before each update, gradient norms [K])).
         """
-        k = self.config.optim.sgd_steps if num_steps is None else num_steps
+        steps = self.config.optim if num_steps is None else dataclasses.replace(
+            self.config.optim, sgd_steps=num_steps)
 
         def sgd(carry, key):
             k_batch, k_drop = jax.random.split(key)
             new = self.sgd_step(*carry, self.training_batch(buffer, k_batch), k_drop)
             return new[:2], new[2:]
 
-        def train(carry):
-            return jax.lax.scan(sgd, carry, jax.random.split(key, k),
-                                unroll=min(self.config.optim.unroll, k))
-
-        return learner.train_when(ready, train, (params, opt_state))
+        return optim.sgd_loop(sgd, (params, opt_state), key, steps, ready)
 
     def training_batch(self, buffer: replay.Replay, key: jax.Array) -> gmo_data.GMOSample:
         """`optim.batch_size` samples drawn uniformly from the buffer, each under a random
         symmetry when `optim.augment`."""
         k_buf, k_aug = jax.random.split(key)
         batch = replay.sample(buffer, k_buf, self.config.optim.batch_size)
-        return gmo_data.augment(self.env, batch, k_aug) if self.config.optim.augment \
+        return augment.augment(self.env, batch, k_aug) if self.config.optim.augment \
             else batch
 
     def sgd_step(self, params: Any, opt_state: Any, batch: gmo_data.GMOSample,
@@ -265,24 +287,5 @@ class GMOTrainer:
                 optax.tree_utils.tree_norm(grads))
 
 
-def _compiled_config(config: GMOTrainConfig) -> GMOTrainConfig:
-    """The config the compiled functions depend on: `data.replay_run`'s path is only read by
-    `init`, so runs on different runs' replays share the compiled code."""
-    if config.data.replay_run:
-        return dataclasses.replace(config, data=dataclasses.replace(config.data,
-                                                                    replay_run="<a run>"))
-    return config
-
-
 _jitted_from_alphazero = jax.jit(gmo_data.from_alphazero)
 _jitted_add = jax.jit(replay.add)
-
-
-@functools.lru_cache(maxsize=8)
-def _jitted_iteration(config: GMOTrainConfig):
-    return jax.jit(GMOTrainer(config)._iteration, donate_argnums=0)
-
-
-@functools.lru_cache(maxsize=8)
-def _jitted_fresh(config: GMOTrainConfig):
-    return jax.jit(GMOTrainer(config)._fresh)

@@ -1,4 +1,4 @@
-"""The training step: loss, optimiser and K SGD steps in one `lax.scan`.
+"""AlphaZero's training step: the loss and one optimiser update.
 
 Loss per sample (seed 001): cross-entropy of the network's policy (illegal moves masked
 out) against the search policy, plus `value_weight` × (v − z)², averaged with the samples'
@@ -14,7 +14,6 @@ import jax.numpy as jnp
 import optax
 
 from gomoku_jax.nets.resnet import PolicyValueModel
-from gomoku_jax.train.config import OptimSection
 
 _NEG = -1e9
 
@@ -27,21 +26,6 @@ class LossParts(NamedTuple):
     value_loss: jax.Array
     policy_entropy: jax.Array  # of the targets: the floor of policy_loss
     value_accuracy: jax.Array  # sign(v) == sign(z) among decided targets
-
-
-def make_optimizer(optim: OptimSection, total_steps: int) -> optax.GradientTransformation:
-    """AdamW with the configured schedule and optional global-norm clipping."""
-    lr = optim.learning_rate
-    steps = max(total_steps, 1)
-    if optim.schedule == "cosine":
-        lr = optax.cosine_decay_schedule(lr, steps)
-    elif optim.schedule == "warmup_cosine":
-        warm = min(optim.warmup_steps, steps - 1)
-        lr = optax.warmup_cosine_decay_schedule(0.0, lr, max(warm, 0), steps)
-    adamw = optax.adamw(lr, weight_decay=optim.weight_decay)
-    if optim.grad_clip > 0:
-        return optax.chain(optax.clip_by_global_norm(optim.grad_clip), adamw)
-    return adamw
 
 
 def losses(model: PolicyValueModel, params: Any, batch_stats: Any, obs: jax.Array,
@@ -90,17 +74,3 @@ def sgd_step(env, model: PolicyValueModel, optimizer: optax.GradientTransformati
     updates, opt_state = optimizer.update(grads, opt_state, params)
     return (optax.apply_updates(params, updates), new_stats, opt_state, parts,
             optax.tree_utils.tree_norm(grads))
-
-
-def train_when(ready: jax.Array | bool, train, carry: Any) -> tuple[Any, Any]:
-    """`train(carry) -> (carry, aux)` when `ready` (bool[], may be traced), else nothing:
-    under `lax.cond` the steps are not computed at all while the buffer is still filling,
-    the carry comes back unchanged and `aux` as zeros of its shapes."""
-    if ready is True:
-        return train(carry)
-
-    def skip(c):
-        aux = jax.eval_shape(train, c)[1]
-        return c, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), aux)
-
-    return jax.lax.cond(ready, train, skip, carry)

@@ -1,4 +1,4 @@
-"""Named training configs: `gomoku-jax train --preset NAME`, NAME one of quick, fauxgo,
+"""AlphaZero's named configs: `gomoku-jax train --preset NAME`, NAME one of quick, fauxgo,
 gomoku15, gomoku15_cpu, seed, test."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from gomoku_jax.games.fauxgo.config import FauxGoConfig
 from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.nets.resnet import NET_PRESETS
 from gomoku_jax.search.puct import PUCT
-from gomoku_jax.train.config import (EvalSection, OptimSection, ReplaySection, RunSection,
-                                     SelfPlaySection, TrainConfig)
+from gomoku_jax.train.alphazero.config import (AlphaZeroConfig, EvalSection, OptimSection,
+                                               ReplaySection, SelfPlaySection)
+from gomoku_jax.train.config import RunSection
 
 # A 2-core CPU in under 4 minutes: 9×9 four in a row (five in a row on 9×9 ends mostly in
 # draws against the heuristic player: too little signal for a few minutes of training), a
@@ -18,7 +19,7 @@ from gomoku_jax.train.config import (EvalSection, OptimSection, ReplaySection, R
 # parent-value Q, 36 iterations, the arena only at the end. Self-play is almost all network
 # FLOPs, so its cost is games × moves × simulations: 36 × 24 beat 30 × 32 at the same time
 # (the README's three-seed table).
-_QUICK = TrainConfig(
+_QUICK = AlphaZeroConfig(
     game=GameConfig(board_size=9, win_length=4, observation="canonical",
                     feature_plane="patterns"),
     net=dataclasses.replace(NET_PRESETS["small"], blocks=3),
@@ -40,7 +41,7 @@ _QUICK = TrainConfig(
 # outcomes), then the network plays. Measured on the 2-core CPU shared with another job
 # (load ~4): ~12 s per bootstrap iteration, ~20 s per network iteration (8 SGD steps of
 # 256 are ~10 s of either); alone about half. The arena only at the end.
-_GOMOKU15_CPU = TrainConfig(
+_GOMOKU15_CPU = AlphaZeroConfig(
     game=GameConfig(board_size=15, win_length=5, observation="canonical",
                     feature_plane="patterns"),
     net=dataclasses.replace(NET_PRESETS["small"], head_channels=4, value_hidden=128),
@@ -54,7 +55,7 @@ _GOMOKU15_CPU = TrainConfig(
                      opponents=("random", "heuristic", "mcts:threat_search=0")),
     run=RunSection(iterations=400, checkpoint_every=10))
 
-PRESETS: dict[str, TrainConfig] = {
+PRESETS: dict[str, AlphaZeroConfig] = {
     "quick": _QUICK,
     "gomoku15_cpu": _GOMOKU15_CPU,
     # Faux Go 9×9 on a 2-core CPU in about 5 minutes: the quick preset's net, search and
@@ -68,7 +69,7 @@ PRESETS: dict[str, TrainConfig] = {
                                     "pure_mcts:num_simulations=64")),
         run=RunSection(iterations=30, checkpoint_every=10)),
     # Tests: a 7×7 four in a row, the tiny net, a few simulations.
-    "test": TrainConfig(
+    "test": AlphaZeroConfig(
         game=GameConfig(board_size=7, win_length=4, observation="canonical"),
         net=NET_PRESETS["tiny"],
         selfplay=SelfPlaySection(games=8, moves=6, num_simulations=4),
@@ -78,7 +79,7 @@ PRESETS: dict[str, TrainConfig] = {
                          opponents=("random", "previous")),
         run=RunSection(iterations=2, checkpoint_every=1)),
     # 15×15 freestyle on a GPU with seed 001's network (10 × 128) in bfloat16.
-    "gomoku15": TrainConfig(
+    "gomoku15": AlphaZeroConfig(
         game=GameConfig(board_size=15, win_length=5, observation="canonical"),
         net=dataclasses.replace(NET_PRESETS["seed"], dtype="bfloat16"),
         selfplay=SelfPlaySection(games=512, moves=32, num_simulations=128),
@@ -89,14 +90,9 @@ PRESETS: dict[str, TrainConfig] = {
                          opponents=("random", "heuristic", "mcts", "previous")),
         run=RunSection(iterations=2000, checkpoint_every=20)),
     # Seed 001's schedule as written: 200 episodes, then 50 steps of batch 1024.
-    "seed": TrainConfig(
+    "seed": AlphaZeroConfig(
         selfplay=SelfPlaySection(games=200, moves=225, num_simulations=400,
                                  carry_games=False),
         run=RunSection(iterations=1000)),
 }
 
-
-def preset(name: str) -> TrainConfig:
-    if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; available: {sorted(PRESETS)}")
-    return PRESETS[name]

@@ -7,8 +7,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from gomoku_jax.games.protocol import Examples, State
-
-NO_ACTION = -1  # `Sample.action` where no move was played from the position
+from gomoku_jax.train.augment import NO_ACTION
 
 
 @struct.dataclass

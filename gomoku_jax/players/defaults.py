@@ -1,0 +1,62 @@
+"""Which agent plays each game config by default: the one place pbrain, the play UI and the
+tactics runner ask. The defaults are the strongest the project measured (docs: strength):
+the shipped network's agent on its own game (15x15 freestyle five), `mcts` (PUCT on the
+heuristic evaluator with VCF at the root) on any other Gomoku, Faux Go's heuristic AI
+(`fauxgo_heuristic`) on Faux Go, `mcts` elsewhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import pathlib
+from importlib import resources
+
+from gomoku_jax.games.protocol import GameSpec
+from gomoku_jax.players import run_dir
+
+# The agent spec of each game id when the shipped network does not play the config.
+DEFAULT_AGENTS = {"gomoku": "mcts", "fauxgo": "fauxgo_heuristic"}
+FALLBACK_AGENT = "mcts"
+TRAINED = "trained"  # the spec of a network's own agent
+
+# The network shipped with the package: 15x15 freestyle, trained on a 2-core CPU with the
+# gomoku15_cpu preset (config.json, metrics.jsonl and summary.json are its run's; the step
+# is its checkpoint's). Only the network item of the checkpoint is kept (1.8 MB).
+DEFAULT_NETWORK = "gomoku15"
+# The fields of a game spec a person chooses (the rest, such as Gomoku's observation planes,
+# are the network's): two specs that agree on them are the same game.
+PLAYABLE = {"gomoku": ("board_size", "win_length", "rule"), "fauxgo": ("board_size", "komi")}
+
+
+def default_network_path() -> pathlib.Path:
+    """The shipped network's run directory (package data of `gomoku_jax.games.gomoku`)."""
+    return pathlib.Path(str(resources.files("gomoku_jax.games.gomoku").joinpath(
+        "data", "networks", DEFAULT_NETWORK)))
+
+
+def default_network():
+    """The network shipped with the package (`DEFAULT_NETWORK`), what `trained` plays when
+    no checkpoint is given."""
+    from gomoku_jax.players import load
+
+    return load(default_network_path())
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_game() -> GameSpec:
+    """The shipped network's game spec, read from its config alone (no arrays loaded)."""
+    path = default_network_path()
+    return run_dir.section(run_dir.config_data(path), "game", GameSpec, path)
+
+
+def same_game(a: GameSpec, b: GameSpec) -> bool:
+    """Whether two game specs are the same game for a person (`PLAYABLE` fields)."""
+    return a.id == b.id and all(getattr(a, f) == getattr(b, f) for f in PLAYABLE.get(a.id, ()))
+
+
+def default_agent_spec(game: GameSpec) -> str:
+    """The agent spec that plays `game` by default: `trained` (the shipped network's agent)
+    on the shipped network's game, else the game's entry of `DEFAULT_AGENTS`."""
+    if same_game(shipped_game(), game):
+        return TRAINED
+    return DEFAULT_AGENTS.get(game.id, FALLBACK_AGENT)

@@ -1,0 +1,188 @@
+"""The run driver: one host loop for every training algorithm.
+
+    summary = train(config, run_dir)        # any algorithm's config (`train.ALGORITHMS`)
+
+Each iteration is one compiled call (`Trainer.iteration`); between calls the host logs the
+metrics (a progress bar with an ETA, `metrics.jsonl`, TensorBoard when `tensorboardX` is
+installed), saves an orbax checkpoint every `run.checkpoint_every` iterations and plays the
+arena every `eval.every` iterations and at the end: the trained agent at full strength
+against each opponent in `eval.opponents` ("previous" is the agent with the params of the
+evaluation before, or the initial ones; checkpoints keep them, so a resumed run meets the
+same one). A run directory that already has checkpoints is resumed from the latest one,
+with the metrics written after it dropped, so a killed run continues as if it had not
+stopped. A finished run is left as it is (its summary included) unless the config asks for
+more iterations: `--resume --set run.iterations=N` extends it (a resume may change only the
+keys in `config.RESUMABLE`). In a multi-process run only process 0 writes the config, the
+metrics and the summary; every process takes part in the checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import time
+from typing import Any, Callable, Optional
+
+import jax
+import jax.numpy as jnp
+
+from gomoku_jax.players import run_dir as rd
+from gomoku_jax.train import checkpoint
+from gomoku_jax.train.algorithms import load_config
+from gomoku_jax.train.arena import evaluate, validate_opponents
+from gomoku_jax.train.config import RESUMABLE, resumable_changes
+from gomoku_jax.train.trainer import trainer_for
+
+
+class RunLogger:
+    """metrics.jsonl (truncated to `start` iterations on resume) and TensorBoard; writes
+    nothing unless `primary` (process 0 of a multi-process run)."""
+
+    def __init__(self, run_dir: pathlib.Path, start: int, primary: bool = True):
+        self.path = run_dir / rd.METRICS_FILE
+        self.primary = primary
+        self.board = None
+        if not primary:
+            return
+        kept = []
+        if self.path.exists():
+            for line in self.path.read_text().splitlines():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut short by a kill
+                if record.get("iteration", 0) <= start:
+                    kept.append(line)
+        self.path.write_text("".join(line + "\n" for line in kept))
+        try:
+            from tensorboardX import SummaryWriter
+
+            self.board = SummaryWriter(str(run_dir / "tensorboard"))
+        except ImportError:
+            pass
+
+    def log(self, record: dict) -> None:
+        if not self.primary:
+            return
+        with self.path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        if self.board is not None:
+            step = record["iteration"]
+            for k, v in record.items():
+                if isinstance(v, (int, float)) and k != "iteration":
+                    self.board.add_scalar(k, v, step)
+
+    def close(self) -> None:
+        if self.board is not None:
+            self.board.close()
+
+
+def copy_tree(tree: Any) -> Any:
+    """A copy that outlives the state: `iteration` donates (frees) its input's buffers."""
+    return jax.tree.map(jnp.copy, tree)
+
+
+def check_run_dir(run_dir: pathlib.Path, config: Any) -> None:
+    """ValueError unless `config` may run in `run_dir`: a new directory, the same config,
+    or the same run with only resumable keys changed (`config.RESUMABLE`: e.g. extending
+    it with more iterations)."""
+    if not (run_dir / rd.CONFIG_FILE).exists():
+        return
+    saved = load_config(run_dir)
+    if type(saved) is not type(config):
+        raise ValueError(f"{run_dir} holds a run of --algo {saved.algo}, not {config.algo}: "
+                         f"use another run directory")
+    changed = resumable_changes(saved, config)
+    if changed:
+        raise ValueError(f"{run_dir} holds a run with a different config ({', '.join(changed)} "
+                         f"differ); resume it with its own config (gomoku-jax train --run-dir "
+                         f"{run_dir} --resume, which may change only {', '.join(RESUMABLE)}) "
+                         f"or use a new run directory")
+
+
+def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
+          stop_after: Optional[int] = None,
+          on_iteration: Optional[Callable[[int, dict], None]] = None) -> dict:
+    """Run (or resume, or extend) `config` in `run_dir`; returns the summary (also
+    `summary.json`). A run that has done `run.iterations` already is not touched: its saved
+    summary comes back with `"already_finished": True`.
+
+    Args:
+      config: any training algorithm's config (`train.ALGORITHMS`).
+      stop_after: stop once this many iterations are done (in all, counting those of
+        earlier sessions), as if killed after its checkpoint; for tests and time limits.
+      on_iteration: called with (iteration, metrics record) after each iteration.
+    Raises:
+      ValueError: a run directory made with another algorithm or config (other than its
+        resumable keys), a checkpoint of another env version, a bad opponent spec, or what
+        the algorithm's trainer refuses (e.g. GMO's `data.replay_run`).
+    """
+    t_start = time.perf_counter()
+    run_dir = pathlib.Path(run_dir)
+    check_run_dir(run_dir, config)
+    validate_opponents(config)
+    trainer = trainer_for(config)
+    # A fresh run's state first: its errors come before anything is written.
+    state = None if rd.has_checkpoints(run_dir) else trainer.init()
+    mgr = rd.manager(run_dir, config.run.keep_checkpoints)
+    if state is None:
+        state, previous, previous_iteration = checkpoint.restore(mgr, trainer)
+    else:
+        previous, previous_iteration = copy_tree(trainer.network(state)), 0
+    start = int(state.iteration)
+    if start >= config.run.iterations:
+        summary = rd.read_summary(run_dir) or {"arena": {}, "iterations": start,
+                                               "finished": True}
+        return {**summary, "already_finished": True}
+    primary = jax.process_index() == 0
+    if primary:
+        checkpoint.save_config(run_dir, config)
+    logger = RunLogger(run_dir, start, primary)
+    total = config.run.iterations if stop_after is None else min(stop_after,
+                                                                 config.run.iterations)
+    eval_key = jax.random.key(config.run.seed + 1)
+    arena: dict = {}
+    bar = None
+    if progress and primary:
+        from tqdm import tqdm
+
+        bar = tqdm(total=config.run.iterations, initial=start, unit="it", dynamic_ncols=True)
+    try:
+        for it in range(start + 1, total + 1):
+            t0 = time.perf_counter()
+            state, metrics = trainer.iteration(state, it - 1)
+            metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
+            seconds = time.perf_counter() - t0
+            record = {"iteration": it, **metrics, **trainer.record(it - 1),
+                      "seconds": seconds,
+                      "games_per_second": metrics.get("games", 0.0) / seconds,
+                      "positions_per_second": metrics.get("positions", 0.0) / seconds}
+            last = it == config.run.iterations
+            if (config.eval.every and it % config.eval.every == 0) or last:
+                params = trainer.network(state)
+                arena = evaluate(trainer, params, previous, jax.random.fold_in(eval_key, it))
+                previous, previous_iteration = copy_tree(params), it
+                record["arena"] = arena
+                record["previous_iteration"] = previous_iteration
+            logger.log(record)
+            if it % config.run.checkpoint_every == 0 or last or it == total:
+                checkpoint.save(mgr, it, trainer, state, previous, previous_iteration)
+            if on_iteration is not None:
+                on_iteration(it, record)
+            if bar is not None:
+                post = {label: f"{metrics[key]:.3f}" for label, key in trainer.progress}
+                post["pos/s"] = f"{record['positions_per_second']:.0f}"
+                post.update({k.split(":")[0][:9]: f"{v['score']:.2f}" for k, v in arena.items()})
+                bar.set_postfix(post, refresh=False)
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+        logger.close()
+    finished = int(state.iteration) == config.run.iterations
+    summary = {"algo": config.algo, "arena": arena, "iterations": int(state.iteration),
+               "wall_seconds": time.perf_counter() - t_start, "finished": finished,
+               **rd.env_record(trainer.env)}
+    if primary and finished:
+        (run_dir / rd.SUMMARY_FILE).write_text(json.dumps(summary, indent=1))
+    return summary

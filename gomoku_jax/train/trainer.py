@@ -1,0 +1,62 @@
+"""What a training algorithm's trainer gives the run driver (`driver.train`).
+
+    trainer = trainer_for(config)          # one per config and process: compiled once
+    state = trainer.init()
+    state, metrics = trainer.iteration(state, done)
+
+A trainer is the static side of a run: its config, env, model and optimiser and the
+compiled iteration. Everything else a run does (iterations, metrics, TensorBoard, the
+progress bar, checkpoints, resume and extend, the arena, the summary, the multi-host guard)
+is the driver's, the same for every algorithm.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional, Protocol
+
+from gomoku_jax.agents.base import Agent
+from gomoku_jax.games.protocol import Env
+
+
+class Trainer(Protocol):
+    """The trainer of one training algorithm's config.
+
+    Attributes:
+      config: the run's config (a `train.config.TrainingConfig`).
+      env: the run's game.
+      model: the network being trained (its kind is `config.player`'s).
+      progress: (label, metric) pairs the progress bar shows.
+    """
+
+    config: Any
+    env: Env
+    model: Any
+    progress: tuple[tuple[str, str], ...]
+
+    def init(self) -> Any:
+        """A fresh run's state from `run.seed`, placed where the iteration expects it."""
+
+    def abstract_state(self) -> Any:
+        """Shapes, dtypes and shardings of the state: the restore target of a resume."""
+
+    def iteration(self, state: Any, done: Optional[int] = None) -> tuple[Any, dict]:
+        """One compiled iteration: (state, {metric: float32[]}); `done` is the number of
+        iterations before it (None: read from the state). The input state is donated."""
+
+    def agent(self) -> Agent:
+        """The agent it trains, at full strength (no noise, greedy), for the arena."""
+
+    def network(self, state: Any) -> Any:
+        """The params that agent plays with, from a state."""
+
+    def record(self, done: int) -> dict:
+        """Host-side fields of the metrics record of the iteration after `done` iterations
+        (JSON values)."""
+
+
+@functools.lru_cache(maxsize=8)
+def trainer_for(config: Any) -> Trainer:
+    """The trainer of `config`, one per config in a process, so a resumed or extended run
+    (or a second run of the same config) reuses its compiled iteration."""
+    return config.trainer()
