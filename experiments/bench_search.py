@@ -1,5 +1,5 @@
 """Search throughput: simulations per second of the search algorithms over the real env, with
-our simulation loop (`gomoku_jax.search.loop`) and mctx's side by side in the same run, and
+our simulation loop (`gomoku_jax.search.tree_loop`) and mctx's side by side in the same run, and
 what one simulation costs as the tree grows.
 
     python experiments/bench_search.py --out search.md --json search.json
@@ -72,14 +72,14 @@ import gomoku_jax
 from gomoku_jax import search
 from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rate,
                                           parse_int_list, setup_run, time_jitted)
-from gomoku_jax.games.gomoku.evaluator import HeuristicEvaluator
+from gomoku_jax.games.gomoku.heuristic_evaluator import HeuristicEvaluator
 from gomoku_jax.games.protocol import is_over
 from gomoku_jax.games.random_play import random_legal_action
 from gomoku_jax.markdown import table as markdown_table, write_report
 from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
-from gomoku_jax.search.evaluate import evaluate
+from gomoku_jax.search.prior import evaluate
 from gomoku_jax.search.evaluators import NetworkEvaluator, RolloutEvaluator, UniformEvaluator
-from gomoku_jax.search.loop import path_backward
+from gomoku_jax.search.tree_loop import path_backward
 from gomoku_jax.search.puct import qtransform
 from gomoku_jax.search.selection import puct_selection
 

@@ -23,7 +23,7 @@ For every training preset (`gomoku_jax.train.presets.PRESETS`, after the `--set`
   selfplay_loops
               self-play as above, per `--selfplay-batches` B (default: the preset's own
               `selfplay.games`) and per search loop of `--loops` (`search.loop`: "gomoku_jax",
-              our `search/loop.py`, and "mctx", `mctx.search`; default both): the preset with
+              our `search/tree_loop.py`, and "mctx", `mctx.search`; default both): the preset with
               `selfplay.games=B` and `search.loop=L`, one table row each, with the row's
               positions per CPU-second over the mctx row's of the same preset and batch
               ("vs mctx loop (CPU)", > 1: faster than mctx). The row of the preset's own batch
@@ -65,10 +65,12 @@ from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rat
                                           parse_int_list, pin_cpus, time_jitted)
 from gomoku_jax.markdown import table as markdown_table, write_report
 from gomoku_jax.search.base import LOOPS
-from gomoku_jax.train import learner, replay, selfplay
-from gomoku_jax.train.alphazero import AlphaZero
-from gomoku_jax.train.config import TrainConfig, override
-from gomoku_jax.train.presets import PRESETS
+from gomoku_jax.train import optim, replay
+from gomoku_jax.train.alphazero import learner, selfplay
+from gomoku_jax.train.alphazero.trainer import AlphaZero
+from gomoku_jax.train.alphazero.config import AlphaZeroConfig
+from gomoku_jax.train.config import override
+from gomoku_jax.train.alphazero.presets import PRESETS
 
 DEFAULT_EVAL_BATCHES = (64, 256, 1024)
 DEFAULT_MAX_SECONDS = 300.0
@@ -184,7 +186,7 @@ def k_label(steps: int, batch: int, unroll: int) -> str:
     return f"{steps} x {batch}{loop}"
 
 
-def net_label(config: TrainConfig) -> str:
+def net_label(config: AlphaZeroConfig) -> str:
     n = config.net
     return f"{n.blocks}x{n.channels} {_short_dtype(n.dtype)}"
 
@@ -270,7 +272,7 @@ class PresetResult:
     """Everything measured for one preset (None: not measured)."""
 
     name: str
-    config: TrainConfig
+    config: AlphaZeroConfig
     device: str
     fpp: float  # model FLOPs per position (forward)
     evaluations_per_node: int  # network passes per searched node
@@ -377,13 +379,13 @@ def measure_selfplay(trainer: AlphaZero, state, repeats: int, seed: int,
     return _measurement("self-play", sp.games, sp.moves, timing, repeats), first[0][2]
 
 
-def loop_variant(config: TrainConfig, batch: int, loop: str) -> TrainConfig:
+def loop_variant(config: AlphaZeroConfig, batch: int, loop: str) -> AlphaZeroConfig:
     """`config` with `batch` self-play games per call, searched with the simulation loop
     `loop` (ValueError for a bad batch or loop)."""
     return override(config, [f"selfplay.games={batch}", f"search.loop={loop}"])
 
 
-def measure_selfplay_loops(config: TrainConfig, batches: Sequence[int], loops: Sequence[str],
+def measure_selfplay_loops(config: AlphaZeroConfig, batches: Sequence[int], loops: Sequence[str],
                            repeats: int, seed: int, max_seconds: float,
                            known: Optional[Measurement] = None, log=print) -> list[LoopRow]:
     """Self-play (`measure_selfplay`) of `loop_variant(config, B, L)` for every batch B
@@ -488,7 +490,7 @@ def _log_measurement(log, label: str, m: Measurement, unit: str, extra: str = ""
         f"{extra}{'  (' + m.note + ')' if m.note else ''}")
 
 
-def run_preset(name: str, config: TrainConfig, matmul: dict[str, dict], *,
+def run_preset(name: str, config: AlphaZeroConfig, matmul: dict[str, dict], *,
                eval_batches: Sequence[int], eval_inner: int, repeats: int, max_seconds: float,
                peak_tflops: Optional[float], measure: Sequence[str], seed: int = 0,
                selfplay_batches: Optional[Sequence[int]] = None,
@@ -707,7 +709,7 @@ def render_report(out: dict, repeats: int) -> str:
                   f"Each row: `selfplay.play` as in the self-play column (T x S = {sp.moves} x "
                   f"{sp.num_simulations} for {first.name}), with the preset's search and "
                   f"network, batch games per call and the simulation loop named: gomoku_jax "
-                  f"(`search/loop.py`) or mctx (`mctx.search`). positions = batch x T, sims = "
+                  f"(`search/tree_loop.py`) or mctx (`mctx.search`). positions = batch x T, sims = "
                   f"batch x T x S. vs mctx loop (CPU): positions/CPU-s over the mctx row's of "
                   f"the same preset and batch, measured in this run (> 1: faster than mctx)."]
     if any(r.eval for r in results):

@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     if any(v not in ABLATIONS for v in variants):
         parser.error(f"--ablations takes {', '.join(ABLATIONS)}, got {args.ablations!r}")
     if args.checkpoint:  # the run's game, agent config and params
-        from gomoku_jax.train.gmo_trained import load
+        from gomoku_jax.players import load
 
         try:
             trained = load(args.checkpoint)

@@ -10,7 +10,7 @@ position, for each W, with Gomoku's `HeuristicEvaluator` and the small network
 time, side by side with W = 1 measured in the same process. A "simulation" is one descent;
 with W > 1 the descents of a step that collide on one edge are dropped, so the tree may hold
 fewer nodes (the `nodes` column: the tree's nodes over S + 1).
-(2) The tactical suite (`games.gomoku.tactics`: the shipped 15x15 suite, or `--generate N`
+(2) The tactical suite (`games.gomoku.tactics_suite`: the shipped 15x15 suite, or `--generate N`
 puzzles per category on other boards) solved at equal time per move: for each W, the
 simulation count that part (1) says fits `--ms-per-move` with the heuristic evaluator
 (rounded down to a multiple of W), and the agent `mcts:evaluator=heuristic` with it.
@@ -29,11 +29,11 @@ import gomoku_jax
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.benchmarks.timing import describe_machine, fmt_rate, parse_int_list, time_jitted
 from gomoku_jax.eval.puzzles import solve_rates
-from gomoku_jax.games.gomoku import tactics
-from gomoku_jax.games.gomoku.evaluator import HeuristicEvaluator
+from gomoku_jax.games.gomoku import tactics_suite
+from gomoku_jax.games.gomoku.heuristic_evaluator import HeuristicEvaluator
 from gomoku_jax.markdown import table, write_report
 from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
-from gomoku_jax.search import loop, make as make_search
+from gomoku_jax.search import make as make_search, tree_loop
 from gomoku_jax.search.evaluators import NetworkEvaluator
 
 EVALUATORS = ("heuristic", "network")
@@ -75,7 +75,7 @@ def speed(env, evaluators, leaves, sims, net, repeats, max_seconds, seed, log):
 
             def fn(p, st, k, a=algorithm, s=s, e=evaluator):
                 out = a.search(env, e, p, st, k, s)
-                return out.action, loop.used_nodes(out.tree)
+                return out.action, tree_loop.used_nodes(out.tree)
 
             first = []
             compile_s, wall, cpu, timed = time_jitted(
@@ -179,9 +179,9 @@ def main(args: argparse.Namespace, log=lambda s: print(s, flush=True)) -> int:
     record = {"board_size": args.board_size, "machine": describe_machine(), "speed": rows}
     if not args.skip_tactics:
         if args.generate is not None:
-            suite = tactics.generate(args.board_size, args.generate, seed=args.seed)
+            suite = tactics_suite.generate(args.board_size, args.generate, seed=args.seed)
         elif args.board_size == 15:
-            suite = tactics.default_suite()
+            suite = tactics_suite.default_suite()
         else:
             raise SystemExit("error: the shipped suite is 15x15: give --generate N for "
                              f"board size {args.board_size}")

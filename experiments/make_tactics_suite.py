@@ -21,13 +21,13 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from gomoku_jax.games.gomoku import tactics
+from gomoku_jax.games.gomoku import tactics_suite
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--categories", default=",".join(tactics.CATEGORIES),
+    parser.add_argument("--categories", default=",".join(tactics_suite.CATEGORIES),
                         help="comma-separated categories to generate (default: all)")
     parser.add_argument("--per-category", type=int, default=40)
     parser.add_argument("--board-size", type=int, default=15)
@@ -49,7 +49,7 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError("give --out FILE (or --append FILE)")
         base: Optional[dict] = None
         if args.append:
-            base_suite = tactics.load(args.append)
+            base_suite = tactics_suite.load(args.append)
             if base_suite.config.board_size != args.board_size:
                 raise ValueError(f"{args.append} is {base_suite.config.board_size}x"
                                  f"{base_suite.config.board_size}, not --board-size "
@@ -57,11 +57,12 @@ def main(args: argparse.Namespace) -> int:
             present = sorted({p.category for p in base_suite.puzzles} & set(categories))
             if present:
                 raise ValueError(f"{args.append} already has {', '.join(present)}")
-            base = tactics.to_json(base_suite)
+            base = tactics_suite.to_json(base_suite)
         start = time.perf_counter()
-        suite = tactics.generate(args.board_size, args.per_category, seed=args.seed,
-                                 max_positions=args.max_positions, categories=categories,
-                                 log=(lambda s: None) if args.quiet else print)
+        suite = tactics_suite.generate(args.board_size, args.per_category, seed=args.seed,
+                                       max_positions=args.max_positions,
+                                       categories=categories,
+                                       log=(lambda s: None) if args.quiet else print)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     seconds = time.perf_counter() - start
@@ -69,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
     summary = ", ".join(f"{c} {n}" for c, n in counts.items())
     print(f"generated {len(suite.puzzles)} puzzles ({summary}) in {seconds:.1f} s, "
           f"seed {args.seed}", flush=True)
-    data = tactics.to_json(suite)
+    data = tactics_suite.to_json(suite)
     if base is not None:
         base["puzzles"] += data["puzzles"]
         data = base

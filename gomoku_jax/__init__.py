@@ -7,13 +7,16 @@ next to it.
     state = env.step(state, 7 * 15 + 7)
 
 Any registered game works the same way (`gomoku_jax.make("pgx/connect_four")`); search,
-agents, training and the arena take the env as an argument.
+agents, training and the arena take the env as an argument. Every kind of plug-in (game,
+search algorithm, evaluator, agent, training algorithm) is built by name with
+`gomoku_jax.plugins.make(kind, name, **values)`.
 """
 
+from gomoku_jax import plugins
 from gomoku_jax.games import Env, auto_reset, make, symmetry
 from gomoku_jax.games.gomoku import GameConfig, Gomoku, State, to_svg, to_text
 
 __version__ = "0.2.0"
 
-__all__ = ["Env", "GameConfig", "Gomoku", "State", "auto_reset", "make", "symmetry",
-           "to_svg", "to_text"]
+__all__ = ["Env", "GameConfig", "Gomoku", "State", "auto_reset", "make", "plugins",
+           "symmetry", "to_svg", "to_text"]

@@ -95,9 +95,9 @@ TRAINED_STEPS = [3, 4, 5]
 
 
 def trained_config():
-    from gomoku_jax.train import config as train_config, presets
+    from gomoku_jax import train
 
-    return train_config.override(presets.preset("test"), TRAINED_SETS)
+    return train.override(train.preset("test"), TRAINED_SETS)
 
 
 @pytest.fixture(scope="session")
@@ -105,15 +105,16 @@ def trained_run(tmp_path_factory, worker_id) -> pathlib.Path:
     """A finished run directory of `gomoku-jax train` (`trained_config()`), made once per
     test session and shared by the pytest-xdist workers (the first one makes it under a
     file lock). Tests that change it work on a copy."""
-    from gomoku_jax.train import loop
+    from gomoku_jax import train
+    from gomoku_jax.players import run_dir as run_dir_format
 
     base = tmp_path_factory.getbasetemp()
     root = base if worker_id == "master" else base.parent
     run_dir = root / "trained_run"
     with open(root / "trained_run.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (run_dir / loop.SUMMARY_FILE).exists():
-            loop.train(trained_config(), run_dir, progress=False)
+        if not (run_dir / run_dir_format.SUMMARY_FILE).exists():
+            train.train(trained_config(), run_dir, progress=False)
     return run_dir
 
 

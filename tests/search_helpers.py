@@ -14,7 +14,7 @@ import numpy as np
 import gomoku_jax
 from gomoku_jax.games.gomoku import winning_colours
 from gomoku_jax.games.random_play import random_legal_action
-from gomoku_jax.search.evaluate import candidates
+from gomoku_jax.search.prior import candidates
 
 
 def stack(states):

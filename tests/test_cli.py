@@ -61,16 +61,16 @@ def test_python_dash_m_entry_point():
 def test_tactics_with_an_untrained_gmo_agent(tmp_path, capsys):
     """`gomoku-jax tactics --agents gmo`: a suite of 1 puzzle per category on 9x9, generated
     and saved; one puzzle per compiled call, so the latency probe reuses the program."""
-    from gomoku_jax.games.gomoku import tactics
+    from gomoku_jax.games.gomoku import tactics_suite
 
     suite_file, md, js = tmp_path / "suite.json", tmp_path / "t.md", tmp_path / "t.json"
     assert cli.main(["tactics", "--agents", "gmo", "--generate", "1", "--board-size", "9",
                      "--save", str(suite_file), "--batch-size", "1", "--out", str(md),
                      "--json", str(js)]) == 0
     text = capsys.readouterr().out
-    suite = tactics.load(suite_file)
+    suite = tactics_suite.load(suite_file)
     n = len(suite.puzzles)
-    assert n == len(tactics.CATEGORIES) and f"{n} puzzles, 9x9 freestyle" in text
+    assert n == len(tactics_suite.CATEGORIES) and f"{n} puzzles, 9x9 freestyle" in text
     assert "| gmo |" in text and md.read_text().strip() in text
     result = json.loads(js.read_text())
     assert result["board_size"] == 9 and [r["agent"] for r in result["results"]] == ["gmo"]

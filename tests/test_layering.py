@@ -15,14 +15,14 @@ PACKAGE = pathlib.Path(__file__).parent.parent / "gomoku_jax"
 
 # Layers, bottom up: a module may import modules of its own layer or below.
 LAYERS = {
-    "configs": 0, "markdown": 0, "compilation_cache": 0, "games": 0,
-    "nets": 1, "search": 2, "agents": 3, "eval": 4, "train": 5,
-    "io": 6, "benchmarks": 6, "web": 7, "cli": 8,
+    "configs": 0, "registry": 0, "markdown": 0, "compilation_cache": 0, "games": 0,
+    "nets": 1, "search": 2, "agents": 3, "eval": 4, "players": 4, "train": 5,
+    "io": 6, "benchmarks": 6, "plugins": 6, "web": 7, "cli": 8,
 }
 # The generic layers (DESIGN: nothing generic imports a game's internals) and the plug-in
 # tables that wire a game's pieces in by name.
 GENERIC = ("search", "train", "eval", "agents")
-PLUG_IN_TABLES = {"train/presets.py", "agents/registry.py", "agents/evaluators.py",
+PLUG_IN_TABLES = {"train/alphazero/presets.py", "train/gmo/presets.py", "agents/registry.py", "agents/evaluator_registry.py",
                   "agents/heuristic.py", "agents/fauxgo_heuristic.py", "agents/__init__.py"}
 GAME_INTERNALS = ("gomoku_jax.games.gomoku", "gomoku_jax.games.fauxgo",
                   "gomoku_jax.games.pgx_adapter")
@@ -101,9 +101,22 @@ def test_generic_layers_import_no_game_internals(package):
 def test_the_scan_sees_imports():
     """The checks above would catch a violation: the scan finds known edges, lazy ones
     included."""
-    assert "gomoku_jax.games.gomoku.evaluator" in GRAPH["gomoku_jax.agents.evaluators"]
-    assert "gomoku_jax.train.trained" in GRAPH["gomoku_jax.cli.common"]  # inside a function
-    assert layer("gomoku_jax.eval.arena") < layer("gomoku_jax.train.loop")
+    assert ("gomoku_jax.games.gomoku.heuristic_evaluator"
+            in GRAPH["gomoku_jax.agents.evaluator_registry"])
+    assert "gomoku_jax.players" in GRAPH["gomoku_jax.cli.common"]  # inside a function
+    assert layer("gomoku_jax.eval.arena") < layer("gomoku_jax.train.driver")
+
+
+# The play path: what plays a trained network loads it through `players`, never `train`.
+PLAY_PATH = ("gomoku_jax.players", "gomoku_jax.web", "gomoku_jax.io", "gomoku_jax.cli.pbrain",
+             "gomoku_jax.cli.tactics", "gomoku_jax.cli.play", "gomoku_jax.cli.export")
+
+
+def test_the_play_path_does_not_import_training():
+    offenders = [f"{name} imports {sorted(t for t in targets if t.startswith('gomoku_jax.train'))}"
+                 for name, targets in GRAPH.items() if name.startswith(PLAY_PATH)
+                 and any(t.startswith("gomoku_jax.train") for t in targets)]
+    assert not offenders, "\n".join(offenders)
 
 
 def test_eval_does_not_import_benchmarks_or_train():

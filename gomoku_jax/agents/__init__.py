@@ -5,7 +5,8 @@ from gomoku_jax.agents.base import Agent, BatchedAgent, play_best
 from gomoku_jax.agents.baselines import ProximityRandomAgent, RandomAgent
 from gomoku_jax.agents.heuristic import HeuristicAgent
 from gomoku_jax.agents.registry import AGENTS, make
-from gomoku_jax.agents.search import PolicyAgent, SearchAgent
+from gomoku_jax.agents.search import GumbelAgent, PolicyAgent, PureMCTSAgent, SearchAgent
 
-__all__ = ["AGENTS", "Agent", "BatchedAgent", "HeuristicAgent", "PolicyAgent",
-           "ProximityRandomAgent", "RandomAgent", "SearchAgent", "make", "play_best"]
+__all__ = ["AGENTS", "Agent", "BatchedAgent", "GumbelAgent", "HeuristicAgent", "PolicyAgent",
+           "ProximityRandomAgent", "PureMCTSAgent", "RandomAgent", "SearchAgent", "make",
+           "play_best"]

@@ -60,7 +60,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from gomoku_jax.agents.search import SearchAgent
-from gomoku_jax.search import loop, reuse, selection
+from gomoku_jax.search import reuse, selection, tree_loop
 from gomoku_jax.search.base import VisitSampling, tree_bytes
 
 DEFAULT_MAX_NODES = 8192 + 1
@@ -203,7 +203,7 @@ class AnytimeSearch:
 
         def fresh():
             blank = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), one)
-            return loop.empty_tree(blank, capacity, env.num_actions)
+            return tree_loop.empty_tree(blank, capacity, env.num_actions)
 
         def start(tree, states):
             node = jax.vmap(reuse.find_node)(tree, states)
@@ -212,7 +212,7 @@ class AnytimeSearch:
             win, root_mask = agent.forcing_moves(states)
             if win is None:
                 win, root_mask = jnp.full((1,), -1, jnp.int32), states.legal_action_mask
-            return tree, win[0], root_mask, loop.used_nodes(tree)[0]
+            return tree, win[0], root_mask, tree_loop.used_nodes(tree)[0]
 
         def pick(tree, states, key):
             return selection.choose_by_visits(_GREEDY, env, states, tree, key)[0]
@@ -224,7 +224,7 @@ class AnytimeSearch:
                 tree = out.tree.replace(extra_data=None, root_invalid_actions=out.tree
                                         .root_invalid_actions.astype(bool))
                 return (tree, out.action[0], out.value[0], out.policy[0],
-                        loop.used_nodes(tree)[0])
+                        tree_loop.used_nodes(tree)[0])
             return jax.jit(run, donate_argnums=(1,))
 
         return _Compiled(capacity, jax.tree.structure(jax.eval_shape(fresh)), jax.jit(fresh),

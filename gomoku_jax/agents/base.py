@@ -17,8 +17,10 @@ The game is the agent's `env` field: `agent.bind(env)` gives the copy bound to i
 arena, self-play, tactics and pbrain bind the agents they are given), and an agent that
 plays only some games says so in `games` (env ids), so binding it elsewhere is an error.
 
-Adding an algorithm: write its dataclass in a module of this package and add one line to
-`AGENTS` in `gomoku_jax/agents/registry.py`.
+An agent's fields are its config, checked against their annotations (`configs.validate`,
+called here in `__post_init__`; a subclass's `__post_init__` calls this one first, then
+checks what types can't say). Adding an algorithm: write its dataclass in a module of this
+package and add one line to `AGENTS` in `gomoku_jax/agents/registry.py`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any, ClassVar, Optional
 import jax
 import jax.numpy as jnp
 
+from gomoku_jax import configs
 from gomoku_jax.games.protocol import Env
 from gomoku_jax.games.random_play import random_legal_action
 
@@ -46,6 +49,9 @@ class Agent(abc.ABC):
     games: ClassVar[Optional[tuple[str, ...]]] = None  # env ids it can play; None: any
 
     env: Optional[Env] = None
+
+    def __post_init__(self):
+        configs.validate(self)
 
     def bind(self, env: Env) -> "Agent":
         """This agent playing `env`; ValueError if it cannot play that game."""

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from gomoku_jax.agents.base import Agent
+from gomoku_jax.configs import UnitFloat
 from gomoku_jax.games.random_play import random_legal_action
 
 
@@ -33,11 +34,7 @@ class ProximityRandomAgent(Agent):
     over the moves whose weight reaches it (all legal moves if none does)."""
 
     name = "proximity_random"
-    threshold: float = 0.0
-
-    def __post_init__(self):
-        if not 0.0 <= self.threshold <= 1.0:
-            raise ValueError(f"threshold must be in [0, 1], got {self.threshold!r}")
+    threshold: UnitFloat = 0.0
 
     def act(self, params, agent_state, state, key):
         legal = state.legal_action_mask

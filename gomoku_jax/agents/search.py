@@ -9,38 +9,47 @@ from typing import Any, Callable, Optional
 import jax
 import jax.numpy as jnp
 
-from gomoku_jax.agents import evaluators
+from gomoku_jax.agents import evaluator_registry
 from gomoku_jax.agents.base import BatchedAgent
+from gomoku_jax.configs import NonNegativeInt, PositiveInt, UnitFloat
 from gomoku_jax.games.protocol import Env
 from gomoku_jax.games.random_play import random_legal_action
-from gomoku_jax.search import loop, reuse
+from gomoku_jax.search import reuse, tree_loop
 from gomoku_jax.search.base import PRIOR_SHAPING, SYMMETRY_MODES, SearchAlgorithm
-from gomoku_jax.search.evaluate import evaluate, shape_prior
+from gomoku_jax.search.gumbel import Gumbel
+from gomoku_jax.search.prior import evaluate, shape_prior
 from gomoku_jax.search.puct import PUCT
+from gomoku_jax.search.pure_mcts import PureMCTS
 
 
 @dataclasses.dataclass(frozen=True)
 class _EvaluatorAgent(BatchedAgent):
-    """Backed by the evaluator named `evaluator` with `evaluator_options`, e.g.
-    `evaluator="rollout", evaluator_options=(("num_rollouts", 8),)`; "auto" is the game's
-    own heuristic evaluator where it has one (Gomoku: "heuristic"), else random rollouts;
-    "network" evaluates with `network` (its params are the agent's params)."""
+    """Backed by the evaluator named `evaluator` (`agents.evaluator_registry.EVALUATORS`)
+    with its options in `evaluator_config`, an instance of that evaluator's class (None:
+    its defaults), e.g. `evaluator="rollout", evaluator_config=RolloutEvaluator(
+    num_rollouts=8)`, in a spec `mcts:evaluator=rollout,num_rollouts=8`. "auto" is the
+    game's own heuristic evaluator where it has one (Gomoku: "heuristic"), else random
+    rollouts; "network" evaluates with `network` (its params are the agent's params);
+    neither takes an evaluator_config."""
 
     evaluator: str = "auto"
-    evaluator_options: tuple[tuple[str, Any], ...] = ()
+    evaluator_config: Optional[Any] = None
     network: Optional[Callable] = None
 
     def __post_init__(self):
-        evaluators.check(self.evaluator, self.evaluator_options, self.network)
+        super().__post_init__()
+        object.__setattr__(self, "evaluator_config", evaluator_registry.config_for(
+            self.evaluator, self.evaluator_config))
+        evaluator_registry.check(self.evaluator, self.evaluator_config, self.network)
 
     def check_game(self, env: Env) -> None:
         super().check_game(env)
-        evaluators.check(self.evaluator, self.evaluator_options, self.network, env)
+        evaluator_registry.check(self.evaluator, self.evaluator_config, self.network, env)
 
     def evaluator_fn(self):
         """The evaluator object for the bound game."""
-        return evaluators.make(self.evaluator, self.game, self.network,
-                               dict(self.evaluator_options))
+        return evaluator_registry.make(self.evaluator, self.game, self.network,
+                                       self.evaluator_config)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,20 +75,19 @@ class SearchAgent(_EvaluatorAgent):
     (`Env.forcing_moves` with that node budget; Gomoku: VCF): a forced win found there is
     played, and when the opponent has one the root searches only the moves that refute it.
     0 turns it off (games without the hook ignore it).
+
+    The agents `mcts` and `puct` are this class; the other search agents are subclasses
+    that only change defaults (`GumbelAgent`, `PureMCTSAgent`, `search_agent_class`).
     """
 
     search: SearchAlgorithm = PUCT(q_transform="parent").for_play()
-    num_simulations: int = 64
+    num_simulations: PositiveInt = 64
     reuse_tree: bool = False
-    tree_capacity: int = 0
-    threat_search: int = 512
+    tree_capacity: NonNegativeInt = 0
+    threat_search: NonNegativeInt = 512  # a node budget; 0: off
 
     def __post_init__(self):
         super().__post_init__()
-        if isinstance(self.num_simulations, bool) or not isinstance(self.num_simulations, int) \
-                or self.num_simulations < 1:
-            raise ValueError(f"num_simulations must be an int >= 1, got "
-                             f"{self.num_simulations!r}")
         if not isinstance(self.search, SearchAlgorithm):
             raise ValueError(f"search must be a search algorithm config, got {self.search!r}")
         if self.tree_capacity and self.tree_capacity < self.num_simulations + 1:
@@ -89,10 +97,6 @@ class SearchAgent(_EvaluatorAgent):
         if self.num_simulations % self.search.leaves_per_step:
             raise ValueError(f"num_simulations ({self.num_simulations}) must be a multiple of "
                              f"the search's leaves_per_step ({self.search.leaves_per_step})")
-        if isinstance(self.threat_search, bool) or not isinstance(self.threat_search, int) \
-                or self.threat_search < 0:
-            raise ValueError(f"threat_search must be an int >= 0 (a node budget; 0: off), got "
-                             f"{self.threat_search!r}")
         if self.reuse_tree and self.search.loop != "gomoku_jax":
             raise ValueError("reuse_tree needs the search loop 'gomoku_jax' (mctx's cannot "
                              f"continue a tree), got loop={self.search.loop!r}")
@@ -111,8 +115,8 @@ class SearchAgent(_EvaluatorAgent):
         if not self.reuse_tree:
             return None
         one = jax.tree.map(lambda x: x[None], self.game.init(key))
-        return jax.tree.map(lambda x: x[0], loop.empty_tree(one, self.capacity,
-                                                            self.game.num_actions))
+        return jax.tree.map(lambda x: x[0], tree_loop.empty_tree(one, self.capacity,
+                                                                 self.game.num_actions))
 
     def forcing_moves(self, states) -> tuple[Optional[jax.Array], Optional[jax.Array]]:
         """(win int32[B], -1 where none; root_mask bool[B, A]) of the game's threat search
@@ -142,6 +146,36 @@ class SearchAgent(_EvaluatorAgent):
 
 
 @dataclasses.dataclass(frozen=True)
+class GumbelAgent(SearchAgent):
+    """The agent `gumbel`: a `SearchAgent` whose search is Gumbel MuZero at full strength."""
+
+    search: SearchAlgorithm = Gumbel().for_play()
+
+
+@dataclasses.dataclass(frozen=True)
+class PureMCTSAgent(SearchAgent):
+    """The agent `pure_mcts`, the classic baseline: a `SearchAgent` with UCT (`PureMCTS`)
+    and one random playout per leaf, 1000 simulations, no threat search."""
+
+    search: SearchAlgorithm = PureMCTS().for_play()
+    evaluator: str = "rollout"
+    num_simulations: PositiveInt = 1000
+    threat_search: NonNegativeInt = 0
+
+
+def search_agent_class(algorithm: type[SearchAlgorithm]) -> type[SearchAgent]:
+    """The `SearchAgent` subclass whose default search is `algorithm` at full strength
+    (`algorithm().for_play()`): the agent of a search algorithm that has no class of its
+    own, so that every registered algorithm is an agent of the same name."""
+    return dataclasses.make_dataclass(
+        f"{algorithm.__name__}Agent",
+        [("search", SearchAlgorithm, dataclasses.field(default=algorithm().for_play()))],
+        bases=(SearchAgent,), frozen=True,
+        namespace={"__module__": __name__,
+                   "__doc__": f"A `SearchAgent` searching with `{algorithm.__name__}`."})
+
+
+@dataclasses.dataclass(frozen=True)
 class PolicyAgent(_EvaluatorAgent):
     """The evaluator's prior alone (e.g. a network's policy head), shaped like the search's
     root prior: its argmax (ties broken at random), or a sample at `temperature` when
@@ -150,7 +184,7 @@ class PolicyAgent(_EvaluatorAgent):
     name = "policy"
 
     prior_shaping: str = "soft"
-    candidate_threshold: float = 0.1
+    candidate_threshold: UnitFloat = 0.1
     symmetry: str = "random"
     sample: bool = False
     temperature: float = 1.0

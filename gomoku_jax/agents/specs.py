@@ -10,8 +10,8 @@ Values are text, converted to the type of the field they set (`gomoku_jax.config
 (true / false), int, float, str. Unknown names and fields, and values of the wrong type, give
 a ValueError that lists the valid ones.
 
-With a trained network (`train.trained`, the `--checkpoint` of the arena, the tournament
-and pbrain), two more kinds of spec play with it:
+With a trained network (`gomoku_jax.players`, the `--checkpoint` of the arena, the
+tournament and pbrain), two more kinds of spec play with it:
 
     mcts:evaluator=network,num_simulations=64     any search / policy agent on the network
     policy:evaluator=network                      (their params: the network's variables)
@@ -28,19 +28,24 @@ from typing import Any, Callable, Iterable, Optional, Protocol
 from gomoku_jax import configs
 from gomoku_jax.agents import registry
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.agents.evaluators import NETWORK
-from gomoku_jax.agents.search import PolicyAgent, SearchAgent
+from gomoku_jax.agents.evaluator_registry import NETWORK
 
 TRAINED = "trained"  # the spec of a trained network's own eval agent
 
 
-class TrainedNetwork(Protocol):
-    """What specs need of a trained network (`gomoku_jax.train.trained.TrainedNetwork`)."""
+class LoadedNetwork(Protocol):
+    """What specs need of a trained network loaded from a run (`gomoku_jax.players.Player`)."""
 
     model: Callable
 
     def agent(self, num_simulations: Optional[int] = None) -> Agent:
         """The run's own eval agent."""
+
+    def plays(self, agent: Agent) -> bool:
+        """Whether `agent` plays with the network's params."""
+
+    def agent_config(self, name: str, config: dict[str, Any], what: str) -> dict[str, Any]:
+        """The config of agent `name` built with the network."""
 
 
 def parse_fields(items: Iterable[str], what: str) -> dict[str, str]:
@@ -76,7 +81,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name, parse_fields(rest.split(","), f"agent spec {spec!r}") if sep else {}
 
 
-def make_agent(spec: str, network: Optional[TrainedNetwork] = None) -> Agent:
+def make_agent(spec: str, network: Optional[LoadedNetwork] = None) -> Agent:
     """The agent an agent spec names, built by `gomoku_jax.agents.make`; with `network`,
     also `trained[:num_simulations=S]` and agents with `evaluator=network` (see the module
     doc). Their params are `network.params_for(agent)`.
@@ -92,15 +97,14 @@ def make_agent(spec: str, network: Optional[TrainedNetwork] = None) -> Agent:
     return build_agent(name, config, network, spec)
 
 
-def build_agent(name: str, config: dict[str, Any], network: Optional[TrainedNetwork] = None,
+def build_agent(name: str, config: dict[str, Any], network: Optional[LoadedNetwork] = None,
                 what: Optional[str] = None) -> Agent:
     """`agents.make(name, **config)`, with `network`'s apply function wired in when
     `config["evaluator"]` is "network" (which needs a network). `what` names the agent in
     errors (default: `name`). A network with an `agent_config(name, config, what)` method
     adapts the config first (a GMO run's: `gmo` takes the run's sizes and knobs)."""
-    adapt = getattr(network, "agent_config", None)
-    if adapt is not None:
-        config = adapt(name, config, what or name)
+    if network is not None:
+        config = network.agent_config(name, config, what or name)
     if config.get("evaluator") == NETWORK:
         if network is None:
             raise ValueError(f"agent {what or name!r} uses evaluator=network, which needs a "
@@ -112,7 +116,7 @@ def build_agent(name: str, config: dict[str, Any], network: Optional[TrainedNetw
     return registry.make(name, **config)
 
 
-def trained_agent(config: dict[str, Any], network: Optional[TrainedNetwork],
+def trained_agent(config: dict[str, Any], network: Optional[LoadedNetwork],
                   what: str = TRAINED) -> Agent:
     """The `trained` spec: `network.agent(num_simulations)` (the run's eval agent), with
     `threat_search=N` (root VCF nodes; 0: none) where that agent searches."""
@@ -137,7 +141,7 @@ def trained_agent(config: dict[str, Any], network: Optional[TrainedNetwork],
     return dataclasses.replace(agent, **values) if values else agent
 
 
-def network_agent(name: str, config: dict[str, Any], network: TrainedNetwork) -> Agent:
+def network_agent(name: str, config: dict[str, Any], network: LoadedNetwork) -> Agent:
     """The agent `name` with `config` playing with `network` (a `--checkpoint`): `trained`
     (the run's eval agent; num_simulations and threat_search settable), with a GMO run
     `gmo` (the run's GMO, search knobs settable), or a search or policy agent whose
@@ -149,9 +153,9 @@ def network_agent(name: str, config: dict[str, Any], network: TrainedNetwork) ->
     """
     if name == TRAINED:
         return trained_agent(config, network)
-    if name == "gmo" and hasattr(network, "agent_config"):  # a GMO run: its params
+    if network.plays(registry.make(name)):  # the network's own kind of agent (a GMO's)
         return build_agent(name, config, network)
-    if not isinstance(registry.AGENTS.get(name), (SearchAgent, PolicyAgent)):
+    if not registry.takes_network(name):
         raise ValueError(f"agent {name!r} has no network to take from --checkpoint; use "
                          f"--agent {TRAINED} (the default with a checkpoint), or a search or "
                          f"policy agent")

@@ -56,10 +56,10 @@ def needs_network(specs) -> bool:
 
 
 def load_network(args: argparse.Namespace, specs=()):
-    """The `TrainedNetwork` of --checkpoint / --step; without a checkpoint, the shipped
+    """The `players.Player` of --checkpoint / --step; without a checkpoint, the shipped
     network when one of `specs` needs a network (`needs_network`), else None; SystemExit on
     a bad path."""
-    from gomoku_jax.train.trained import load_for_cli
+    from gomoku_jax.players import load_for_cli
 
     return load_for_cli(getattr(args, "checkpoint", None), getattr(args, "step", None),
                         default=needs_network(specs))

@@ -30,13 +30,14 @@ from gomoku_jax.agents.specs import network_agent as specs_network_agent
 from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.io.pbrain import PbrainEngine
 from gomoku_jax.io.player import DEFAULT_MAX_NODES
+from gomoku_jax.players.defaults import DEFAULT_AGENTS
 
-# The strongest engine the project has without a network (experiments/strength.py); the
-# default engine's agent on the board sizes the shipped network does not play.
-DEFAULT_AGENT = "mcts"
+# The default engine's agent on the board sizes the shipped network does not play (the
+# default of every Gomoku config but the shipped network's: `players.defaults`).
+DEFAULT_AGENT = DEFAULT_AGENTS["gomoku"]
 
 if TYPE_CHECKING:
-    from gomoku_jax.train.trained import TrainedNetwork
+    from gomoku_jax.players import Player
 
 
 def agent_config(pairs: Sequence[str]) -> dict[str, str]:
@@ -82,7 +83,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     return parser
 
 
-def network_agent(name: str, pairs: Sequence[str], network: "TrainedNetwork") -> Agent:
+def network_agent(name: str, pairs: Sequence[str], network: "Player") -> Agent:
     """`specs.network_agent` with the config as `KEY=VALUE` strings (--agent-config)."""
     return specs_network_agent(name, agent_config(pairs), network)
 
@@ -90,7 +91,7 @@ def network_agent(name: str, pairs: Sequence[str], network: "TrainedNetwork") ->
 def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
     """The engine the flags of `build_parser` describe; SystemExit("error: ...") for bad
     ones (a bad checkpoint path included)."""
-    from gomoku_jax.train.trained import load_for_cli
+    from gomoku_jax.players import load_for_cli
 
     if args.levels < 1:
         raise SystemExit(f"error: --levels must be >= 1, got {args.levels}")

@@ -6,12 +6,12 @@ table and JSON.
 
 Each agent plays one move in every puzzle (batched), at full strength (the agents' own
 defaults: greedy, no root noise); a move counts when it is in the puzzle's solution set
-(`gomoku_jax.games.gomoku.tactics`). "ms/move" is the compiled wall time of one
+(`gomoku_jax.games.gomoku.tactics_suite`). "ms/move" is the compiled wall time of one
 single-position move (median of a few), "batched" the time per position when the whole
 suite runs in batches. `--generate N` builds a fresh suite of N puzzles in each of the
 seven categories with the solver (seeded) instead of loading the shipped one; `--save FILE`
 keeps it. Specs with a network (`trained`, `policy:evaluator=network`, ...) play with
-`--checkpoint`'s, else with the shipped 15x15 network (`gomoku_jax.train.trained`), on
+`--checkpoint`'s, else with the shipped 15x15 network (`gomoku_jax.players`), on
 puzzles of its board size, win length and rule. The table has a column per category
 present in the suite (older suite files without `fours_7` / `fours_9` still load).
 """
@@ -27,7 +27,7 @@ import jax
 from gomoku_jax.agents.specs import make_agent, split_specs
 from gomoku_jax.cli import common
 from gomoku_jax.eval.puzzles import SolveResult, solve_rates
-from gomoku_jax.games.gomoku import tactics
+from gomoku_jax.games.gomoku import tactics_suite
 from gomoku_jax.markdown import table as markdown_table, write_report
 
 DEFAULT_AGENTS = "random,proximity_random,heuristic,mcts,gumbel"
@@ -57,20 +57,20 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     return parser
 
 
-def load_suite(args: argparse.Namespace) -> tactics.Suite:
+def load_suite(args: argparse.Namespace) -> tactics_suite.Suite:
     if args.generate is None:
-        return tactics.load(args.suite) if args.suite else tactics.default_suite()
+        return tactics_suite.load(args.suite) if args.suite else tactics_suite.default_suite()
     if args.suite:
         raise ValueError("give --suite or --generate, not both")
     if args.generate < 1:
         raise ValueError(f"--generate must be >= 1, got {args.generate}")
-    suite = tactics.generate(args.board_size, args.generate, seed=args.seed)
+    suite = tactics_suite.generate(args.board_size, args.generate, seed=args.seed)
     if args.save:
-        tactics.save(suite, args.save)
+        tactics_suite.save(suite, args.save)
     return suite
 
 
-def network_puzzles(suite: tactics.Suite, network) -> tuple[Any, list]:
+def network_puzzles(suite: tactics_suite.Suite, network) -> tuple[Any, list]:
     """(the network's env, the suite's puzzles as its states: its observation planes);
     ValueError when the network plays another board, win length or rule."""
     game = network.game_spec
@@ -104,7 +104,7 @@ def main(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: {e}")
     cfg = suite.config
     # the categories in order of first appearance, as `solve_rates` reports them (a suite
-    # file may have fewer than tactics.CATEGORIES, or another order)
+    # file may have fewer than tactics_suite.CATEGORIES, or another order)
     order = list(dict.fromkeys(p.category for p in suite.puzzles))
     counts = {c: sum(p.category == c for p in suite.puzzles) for c in order}
     print(f"{len(suite.puzzles)} puzzles, {cfg.board_size}x{cfg.board_size} {cfg.rule} "

@@ -33,7 +33,7 @@ import pathlib
 from typing import Optional
 
 from gomoku_jax.train.algorithms import (ALGORITHMS, DEFAULT_ALGORITHM, algorithm,
-                                         load_config, preset_owner, presets)
+                                         load_config, preset, presets)
 from gomoku_jax.train.config import RESUMABLE, override, resumable, valid_keys
 from gomoku_jax.players.run_dir import run_algo
 
@@ -76,11 +76,11 @@ def _algo(args: argparse.Namespace) -> str:
         if algo is not None and algo != saved:
             raise ValueError(f"--algo {algo}, but {args.run_dir} holds a run of --algo {saved}")
         return saved
-    owner = preset_owner(args.preset) if args.preset is not None else None
+    owner = presets().get(args.preset) if args.preset is not None else None
     algo = algo or owner or DEFAULT_ALGORITHM
     if args.preset is not None and owner != algo:
         raise ValueError(f"--preset {args.preset} is not a preset of --algo {algo}; its "
-                         f"presets: {', '.join(sorted(algorithm(algo).presets()))}")
+                         f"presets: {', '.join(sorted(algorithm(algo).PRESETS))}")
     if saved is not None and saved != algo:
         raise ValueError(f"{args.run_dir} holds a run of --algo {saved}, not {algo}: use "
                          f"another run directory, or --resume to continue that run")
@@ -98,9 +98,9 @@ def main(args: argparse.Namespace) -> int:
             if other:
                 raise ValueError(f"--resume continues the run's own config; --set may change "
                                  f"only {', '.join(RESUMABLE)}, not {', '.join(other)}")
-            config = override(load_config(run_dir, cls), args.assignments)
+            config = override(load_config(run_dir, cls.name), args.assignments)
         else:
-            config = override(cls.preset(name), args.assignments)
+            config = override(preset(name, cls.name), args.assignments)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     if args.list_keys:

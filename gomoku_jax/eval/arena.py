@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gomoku_jax import configs
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.eval import elo
 from gomoku_jax.eval.match import MatchOutcome, play_match
@@ -88,7 +89,7 @@ class MatchResult:
       mean_length: the mean number of moves of the games (openings included).
       elo: the Elo difference A - B with its interval, from the games as if independent
         (trinomial).
-      pair_points: A's points per game pair, [opening][replica]: the game with A first and
+      pair_points: A's points per game pair, `[opening][replica]`: the game with A first and
         the one with B first from the same opening (replica r of each side), 0 to 2.
       distinct_games: how many of the games differ (see `final_position_keys`).
     """
@@ -251,8 +252,7 @@ def opening_states(env: Env, openings: Sequence[Sequence[int]]) -> Any:
 def per_opening_colour(total_games: int, num_openings: int) -> int:
     """Games per opening and side for about `total_games` games in all (rounded up so that
     every opening is played equally often with both sides)."""
-    if isinstance(total_games, bool) or not isinstance(total_games, int) or total_games < 1:
-        raise ValueError(f"the number of games must be an int >= 1, got {total_games!r}")
+    total_games = configs.check_int("the number of games", total_games, 1)
     return -(-total_games // (2 * num_openings))
 
 
@@ -303,10 +303,8 @@ def run_match(env: Env, agent_a: Agent, agent_b: Agent, key: jax.Array,
       ValueError: a bad games count, or openings that don't fit the game (see
         `opening_states`).
     """
-    if isinstance(games_per_opening_colour, bool) or not isinstance(
-            games_per_opening_colour, int) or games_per_opening_colour < 1:
-        raise ValueError(f"games_per_opening_colour must be an int >= 1, got "
-                         f"{games_per_opening_colour!r}")
+    games_per_opening_colour = configs.check_int("games_per_opening_colour",
+                                                 games_per_opening_colour, 1)
     agent_a, agent_b = agent_a.bind(env), agent_b.bind(env)
     openings = tuple(tuple(int(a) for a in o) for o in (
         env.default_openings() if openings is None else openings))

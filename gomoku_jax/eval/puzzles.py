@@ -2,7 +2,7 @@
 
 A puzzle is `(id, category, state, solutions)`: a single env state with the side to move to
 play, and the actions that solve it. Gomoku's tactical suite
-(`games.gomoku.tactics.Suite.puzzles_for_eval()`) is one source of them.
+(`games.gomoku.tactics_suite.Suite.puzzles_for_eval()`) is one source of them.
 """
 
 from __future__ import annotations

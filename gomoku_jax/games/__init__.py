@@ -12,7 +12,8 @@ from gomoku_jax.games import symmetry
 from gomoku_jax.games.auto_reset import auto_reset
 from gomoku_jax.games.protocol import Env, Examples, GameSpec, is_over, reward_of
 from gomoku_jax.games.random_play import random_legal_action
-from gomoku_jax.games.registry import GAMES, from_spec, make, spec_class
+from gomoku_jax.games.registry import GAMES, from_spec, make, make_spec, spec_class
 
 __all__ = ["Env", "Examples", "GAMES", "GameSpec", "auto_reset", "from_spec", "is_over",
-           "make", "random_legal_action", "reward_of", "spec_class", "symmetry"]
+           "make", "make_spec", "random_legal_action", "reward_of", "spec_class",
+           "symmetry"]

@@ -16,6 +16,7 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 
+from gomoku_jax.configs import NonNegativeInt
 from gomoku_jax.games.protocol import Env, GameSpec, State
 
 # The longest game of pgx envs whose length is known (plies); others need `max_game_length`.
@@ -29,15 +30,12 @@ class PgxGame(GameSpec):
     id = "pgx"
 
     env_id: str = "connect_four"
-    max_game_length: int = 0
+    max_game_length: NonNegativeInt = 0
 
     def __post_init__(self):
-        if not isinstance(self.env_id, str) or not self.env_id:
+        super().__post_init__()
+        if not self.env_id:
             raise ValueError(f"env_id must be a pgx env id, got {self.env_id!r}")
-        if isinstance(self.max_game_length, bool) or not isinstance(self.max_game_length, int) \
-                or self.max_game_length < 0:
-            raise ValueError(f"max_game_length must be an int >= 0, got "
-                             f"{self.max_game_length!r}")
         if self.max_game_length == 0 and self.env_id not in KNOWN_LENGTHS:
             raise ValueError(f"pgx env {self.env_id!r} has no known game length: set "
                              f"max_game_length (known: {sorted(KNOWN_LENGTHS)})")

@@ -50,6 +50,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gomoku_jax import configs
+
 State = Any  # a game's own pytree with the fields listed in the module docstring
 
 
@@ -73,10 +75,15 @@ class GameSpec:
     """A game's static, JSON-serialisable configuration; `games.from_spec(spec)` builds the
     env. Subclasses are frozen dataclasses with a class attribute `id` (the name the game is
     registered under in `games.registry`); the id and `dataclasses.asdict(spec)` rebuild the
-    same env, which is how training configs and checkpoints name their game.
+    same env, which is how training configs and checkpoints name their game. Fields are
+    checked against their annotations (`configs.validate`); a subclass's `__post_init__`
+    calls this one, then checks what types can't say.
     """
 
     id = "game"
+
+    def __post_init__(self):
+        configs.validate(self, "game")
 
 
 class Env(abc.ABC):

@@ -149,8 +149,8 @@ def common_metadata(network: Any, model_format: str) -> dict:
         "input": {
             "name": "obs", "shape": ["b", *shape], "dtype": "float32",
             "planes": _planes(env),
-            "made_by": "env.observe(state) for the run's game (gomoku_jax.train.config: "
-                       "config.env()), vmapped over the batch",
+            "made_by": "env.observe(state) for the run's game (gomoku_jax.players.Player: "
+                       "player.env), vmapped over the batch",
         },
         "outputs": [
             {"name": "logits", "shape": ["b", env.num_actions], "dtype": "float32",
@@ -189,13 +189,15 @@ def check_out(out: pathlib.Path, force: bool) -> None:
 
 
 def load_policy_value(checkpoint: str | pathlib.Path, step: Optional[int]) -> Any:
-    """The `TrainedNetwork` of a run; ValueError for a bad path or step or a GMO run."""
-    from gomoku_jax.train.trained import load
+    """The `players.PolicyValuePlayer` of a run; ValueError for a bad path or step or a run
+    of another kind of network (a GMO run)."""
+    from gomoku_jax.players import PolicyValuePlayer, load
 
     network = load(checkpoint, step)
-    if not hasattr(network.model, "apply"):
-        raise ValueError(f"{checkpoint} is a GMO run: export takes a policy-value network "
-                         f"(a run of `gomoku-jax train --algo alphazero`)")
+    if not isinstance(network, PolicyValuePlayer):
+        raise ValueError(f"{checkpoint} is a {network.algo} run of a {network.kind} network: "
+                         f"export takes a policy-value network (a run of `gomoku-jax train "
+                         f"--algo alphazero`)")
     return network
 
 

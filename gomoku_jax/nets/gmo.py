@@ -21,12 +21,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import numbers
 from typing import Any, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 from flax import nnx
+
+from gomoku_jax import configs
+from gomoku_jax.configs import NonNegativeFloat, NonNegativeInt, PositiveInt
 
 MOVE_TYPES = 8
 PLACE, PASS = 0, 1
@@ -47,32 +49,22 @@ class GMOConfig:
       part_dim: the width of each of the move encoder's four parts before its projection.
     """
 
-    state_dim: int = 128
-    move_dim: int = 128
-    hidden_dim: int = 256
-    top_k: int = 5
-    optim_steps: int = 10
-    lr: float = 0.1
-    beta: float = 0.3
-    gamma: float = 0.1
-    exploration_temp: float = 1.0
-    dropout_rate: float = 0.1
-    mc_samples: int = 10
-    novelty_memory_size: int = 1000
-    part_dim: int = 32
+    state_dim: PositiveInt = 128
+    move_dim: PositiveInt = 128
+    hidden_dim: PositiveInt = 256
+    top_k: PositiveInt = 5
+    optim_steps: NonNegativeInt = 10
+    lr: NonNegativeFloat = 0.1
+    beta: NonNegativeFloat = 0.3
+    gamma: NonNegativeFloat = 0.1
+    exploration_temp: NonNegativeFloat = 1.0
+    dropout_rate: NonNegativeFloat = 0.1
+    mc_samples: PositiveInt = 10
+    novelty_memory_size: PositiveInt = 1000
+    part_dim: PositiveInt = 32
 
     def __post_init__(self):
-        minimum = {"optim_steps": 0}
-        for f in dataclasses.fields(GMOConfig):
-            value = getattr(self, f.name)
-            if f.type == "int":
-                low = minimum.get(f.name, 1)
-                if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
-                        or value < low:
-                    raise ValueError(f"{f.name} must be an int >= {low}, got {value!r}")
-            elif isinstance(value, bool) or not isinstance(value, numbers.Real) \
-                    or not math.isfinite(value) or value < 0:
-                raise ValueError(f"{f.name} must be a finite number >= 0, got {value!r}")
+        configs.validate(self, "gmo")  # the agent's fields too, where it is an agent's base
         if self.dropout_rate >= 1:
             raise ValueError(f"dropout_rate must be in [0, 1), got {self.dropout_rate!r}")
 

@@ -27,6 +27,8 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from gomoku_jax import configs
+from gomoku_jax.configs import NonNegativeFloat, NonNegativeInt, PositiveInt
 from gomoku_jax.nets import conv
 
 DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
@@ -45,19 +47,15 @@ class NetConfig:
       bn_momentum: BatchNorm running-average momentum.
     """
 
-    blocks: int = 10
-    channels: int = 128
-    head_channels: int = 32
-    value_hidden: int = 256
+    blocks: NonNegativeInt = 10
+    channels: PositiveInt = 128
+    head_channels: PositiveInt = 32
+    value_hidden: PositiveInt = 256
     dtype: str = "float32"
-    bn_momentum: float = 0.9
+    bn_momentum: NonNegativeFloat = 0.9
 
     def __post_init__(self):
-        for name in ("blocks", "channels", "head_channels", "value_hidden"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "blocks" else 1):
-                raise ValueError(f"net.{name} must be an int >= "
-                                 f"{0 if name == 'blocks' else 1}, got {v!r}")
+        configs.validate(self, "net")
         if self.dtype not in DTYPES:
             raise ValueError(f"net.dtype must be one of {tuple(DTYPES)}, got {self.dtype!r}")
         if not 0.0 <= self.bn_momentum < 1.0:
@@ -161,7 +159,7 @@ class PolicyValueModel:
 
     config: NetConfig = NetConfig()
     observation_shape: tuple[int, int, int] = (15, 15, 5)
-    num_actions: int = 225
+    num_actions: PositiveInt = 225
 
     def __post_init__(self):
         shape = tuple(self.observation_shape)
@@ -169,9 +167,7 @@ class PolicyValueModel:
             raise ValueError(f"the ResNet takes observations of shape [H, W, C], got "
                              f"{self.observation_shape!r}")
         object.__setattr__(self, "observation_shape", shape)
-        if isinstance(self.num_actions, bool) or not isinstance(self.num_actions, int) \
-                or self.num_actions < 1:
-            raise ValueError(f"num_actions must be an int >= 1, got {self.num_actions!r}")
+        configs.validate(self)
 
     @classmethod
     def for_env(cls, config: NetConfig, env) -> "PolicyValueModel":

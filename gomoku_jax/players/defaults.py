@@ -8,37 +8,24 @@ heuristic evaluator with VCF at the root) on any other Gomoku, Faux Go's heurist
 from __future__ import annotations
 
 import functools
-import pathlib
-from importlib import resources
 
 from gomoku_jax.games.protocol import GameSpec
 from gomoku_jax.players import run_dir
+from gomoku_jax.players.loader import default_network_path, load
 
 # The agent spec of each game id when the shipped network does not play the config.
 DEFAULT_AGENTS = {"gomoku": "mcts", "fauxgo": "fauxgo_heuristic"}
 FALLBACK_AGENT = "mcts"
 TRAINED = "trained"  # the spec of a network's own agent
 
-# The network shipped with the package: 15x15 freestyle, trained on a 2-core CPU with the
-# gomoku15_cpu preset (config.json, metrics.jsonl and summary.json are its run's; the step
-# is its checkpoint's). Only the network item of the checkpoint is kept (1.8 MB).
-DEFAULT_NETWORK = "gomoku15"
 # The fields of a game spec a person chooses (the rest, such as Gomoku's observation planes,
 # are the network's): two specs that agree on them are the same game.
 PLAYABLE = {"gomoku": ("board_size", "win_length", "rule"), "fauxgo": ("board_size", "komi")}
 
 
-def default_network_path() -> pathlib.Path:
-    """The shipped network's run directory (package data of `gomoku_jax.games.gomoku`)."""
-    return pathlib.Path(str(resources.files("gomoku_jax.games.gomoku").joinpath(
-        "data", "networks", DEFAULT_NETWORK)))
-
-
 def default_network():
     """The network shipped with the package (`DEFAULT_NETWORK`), what `trained` plays when
     no checkpoint is given."""
-    from gomoku_jax.players import load
-
     return load(default_network_path())
 
 

@@ -10,8 +10,9 @@ self-play, the arena, pbrain and the benchmarks then pick it up by name.
 
 from __future__ import annotations
 
-import dataclasses
+from typing import Any
 
+from gomoku_jax.registry import Registry
 from gomoku_jax.search.base import (SearchAlgorithm, SearchOutput, VisitSampling,
                                     check_tree_memory, tree_bytes)
 from gomoku_jax.search.evaluators import (Evaluator, NetworkEvaluator, RolloutEvaluator,
@@ -21,29 +22,22 @@ from gomoku_jax.search.puct import PUCT
 from gomoku_jax.search.pure_mcts import PureMCTS
 
 # One line per algorithm: name -> its config class.
-ALGORITHMS: dict[str, type[SearchAlgorithm]] = {
+ALGORITHMS = Registry("search algorithm", {
     "puct": PUCT,
     "gumbel": Gumbel,
     "pure_mcts": PureMCTS,
-}
+})
 
 
-def make(name: str, **config) -> SearchAlgorithm:
-    """A search algorithm by name with its config fields, e.g. `make("puct", greedy=True)`.
+def make(name: str, **config: Any) -> SearchAlgorithm:
+    """A search algorithm by name with its config fields, e.g. `make("puct", greedy=True)`
+    (values may be text: `make("puct", greedy="true")`).
 
     Raises:
       ValueError: an unknown name or field (the message lists the valid ones), or a value
         the algorithm refuses.
     """
-    if name not in ALGORITHMS:
-        raise ValueError(f"unknown search algorithm {name!r}; available: {sorted(ALGORITHMS)}")
-    cls = ALGORITHMS[name]
-    fields = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(config) - fields)
-    if unknown:
-        raise ValueError(f"unknown config for search algorithm {name!r}: {unknown}; valid "
-                         f"fields: {sorted(fields)}")
-    return cls(**config)
+    return ALGORITHMS.make(name, **config)
 
 
 __all__ = ["ALGORITHMS", "Evaluator", "Gumbel", "NetworkEvaluator", "PUCT", "PureMCTS",

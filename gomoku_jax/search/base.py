@@ -27,6 +27,9 @@ from typing import Any, ClassVar, NamedTuple, Optional
 import jax
 import mctx
 
+from gomoku_jax import configs
+from gomoku_jax.configs import NonNegativeInt, PositiveInt, UnitFloat
+
 PRIOR_SHAPING = ("soft", "hard", "off")
 LOOPS = ("gomoku_jax", "mctx")
 SYMMETRY_MODES = ("random", "average", "none")
@@ -57,7 +60,7 @@ class SearchAlgorithm(abc.ABC):
         "average" averages over the whole group, "none" evaluates as is.
       value_discount: the value is multiplied by this per ply (seed 001: 0.8 .. 1.0).
       max_tree_bytes: the tree's memory limit (None: half of the device's memory).
-      loop: the simulation loop: "gomoku_jax" (`search/loop.py`: a path-only backward,
+      loop: the simulation loop: "gomoku_jax" (`search/tree_loop.py`: a path-only backward,
         O(depth) per simulation, and it continues from a given tree) or "mctx"
         (`mctx.search`, for comparison; the same trees, no tree reuse).
       leaves_per_step: W, leaf parallelism (for play at batch 1): each step of the loop
@@ -78,26 +81,19 @@ class SearchAlgorithm(abc.ABC):
     name: ClassVar[str] = "search"
 
     prior_shaping: str = "soft"
-    candidate_threshold: float = 0.1
+    candidate_threshold: UnitFloat = 0.1
     symmetry: str = "random"
-    value_discount: float = 1.0
-    max_tree_bytes: Optional[int] = None
+    value_discount: UnitFloat = 1.0
+    max_tree_bytes: Optional[PositiveInt] = None
     loop: str = "gomoku_jax"
-    leaves_per_step: int = 1
-    virtual_loss: int = 1
+    leaves_per_step: PositiveInt = 1
+    virtual_loss: NonNegativeInt = 1
     stop_at_terminal: bool = True
 
     def __post_init__(self):
+        configs.validate(self, "search")  # every field's type and range, subclasses' too
         if self.loop not in LOOPS:
             raise ValueError(f"loop must be one of {LOOPS}, got {self.loop!r}")
-        for name in ("leaves_per_step", "virtual_loss"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) \
-                    or value < (1 if name == "leaves_per_step" else 0):
-                raise ValueError(f"{name} must be an int >= "
-                                 f"{1 if name == 'leaves_per_step' else 0}, got {value!r}")
-        if not isinstance(self.stop_at_terminal, bool):
-            raise ValueError(f"stop_at_terminal must be a bool, got {self.stop_at_terminal!r}")
         if self.leaves_per_step > 1 and self.loop != "gomoku_jax":
             raise ValueError(f"leaves_per_step > 1 (leaf parallelism) needs loop='gomoku_jax', "
                              f"got loop={self.loop!r} with leaves_per_step="
@@ -107,11 +103,6 @@ class SearchAlgorithm(abc.ABC):
                              f"{self.prior_shaping!r}")
         if self.symmetry not in SYMMETRY_MODES:
             raise ValueError(f"symmetry must be one of {SYMMETRY_MODES}, got {self.symmetry!r}")
-        if not 0.0 <= self.value_discount <= 1.0:
-            raise ValueError(f"value_discount must be in [0, 1], got {self.value_discount!r}")
-        if not 0.0 <= self.candidate_threshold <= 1.0:
-            raise ValueError(f"candidate_threshold must be in [0, 1], got "
-                             f"{self.candidate_threshold!r}")
 
     @abc.abstractmethod
     def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
@@ -143,7 +134,7 @@ class VisitSampling:
 
     def _check_sampling(self):
         for name in ("temperature", "temperature_min", "temperature_decay"):
-            if not getattr(self, name) > 0:
+            if not getattr(self, name) > 0:  # an open range: past what `Bounds` says
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
 
 

@@ -8,8 +8,8 @@ over a batch of states of `env` (leading axis B; mctx calls the recurrent functi
 whole batch), the value from the point of view of each state's side to move, in [-1, 1].
 Logits need not mask illegal moves; the search does that. The ones here work on any game;
 a game's own (Gomoku's heuristic evaluator) sit with the game, and all of them are named
-in `agents.registry.EVALUATORS`. `games` says which env ids an evaluator can evaluate
-(None: any).
+in `agents.evaluator_registry.EVALUATORS`. An evaluator's fields are its options (checked
+against their annotations); `games` says which env ids it can evaluate (None: any).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Any, Callable, ClassVar, Optional
 import jax
 import jax.numpy as jnp
 
+from gomoku_jax import configs
+from gomoku_jax.configs import PositiveInt
 from gomoku_jax.games.protocol import is_over, reward_of
 from gomoku_jax.games.random_play import random_legal_action
 
@@ -29,14 +31,20 @@ Evaluator = Callable[[Any, Any, Any, jax.Array], tuple[jax.Array, jax.Array]]
 @dataclasses.dataclass(frozen=True)
 class NetworkEvaluator:
     """Any network `apply(params, observations float32[B, *obs_shape]) -> (logits [B, A],
-    value [B] or [B, 1])` on `env.observe` (e.g. a `nets.PolicyValueModel`)."""
+    value [B] or [B, 1])` on `env.observe` (e.g. a `nets.PolicyValueModel`). `apply` None
+    stands for a network given later (an agent's `network`); calling it is then an error."""
 
     games: ClassVar[Optional[tuple[str, ...]]] = None
 
-    apply: Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]]
+    apply: Optional[Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]]] = None
+
+    def __post_init__(self):
+        configs.validate(self)
 
     def __call__(self, env, params, states, key):
         del key
+        if self.apply is None:
+            raise ValueError("evaluator 'network' needs a network (apply function)")
         logits, value = self.apply(params, jax.vmap(env.observe)(states))
         return logits.astype(jnp.float32), value.reshape(-1).astype(jnp.float32)
 
@@ -50,12 +58,10 @@ class RolloutEvaluator:
 
     games: ClassVar[Optional[tuple[str, ...]]] = None
 
-    num_rollouts: int = 1
+    num_rollouts: PositiveInt = 1
 
     def __post_init__(self):
-        if isinstance(self.num_rollouts, bool) or not isinstance(self.num_rollouts, int) \
-                or self.num_rollouts < 1:
-            raise ValueError(f"num_rollouts must be an int >= 1, got {self.num_rollouts!r}")
+        configs.validate(self)
 
     def __call__(self, env, params, states, key):
         del params

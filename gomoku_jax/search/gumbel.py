@@ -19,9 +19,10 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from gomoku_jax.search import loop, model, selection
+from gomoku_jax.configs import NonNegativeFloat, NonNegativeInt, PositiveInt
+from gomoku_jax.search import model, selection, tree_loop
 from gomoku_jax.search.base import SearchAlgorithm, SearchOutput, check_tree_memory
-from gomoku_jax.search.evaluate import MASKED
+from gomoku_jax.search.prior import MASKED
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,16 +40,12 @@ class Gumbel(SearchAlgorithm):
 
     name = "gumbel"
 
-    max_num_considered_actions: int = 16
-    gumbel_scale: float = 1.0
-    sample_plies: int = 0
+    max_num_considered_actions: PositiveInt = 16
+    gumbel_scale: NonNegativeFloat = 1.0
+    sample_plies: NonNegativeInt = 0
 
     def __post_init__(self):
         super().__post_init__()
-        if self.max_num_considered_actions < 1 or self.sample_plies < 0:
-            raise ValueError("max_num_considered_actions must be >= 1 and sample_plies >= 0")
-        if self.gumbel_scale < 0:
-            raise ValueError(f"gumbel_scale must be >= 0, got {self.gumbel_scale!r}")
         if self.leaves_per_step != 1:
             raise ValueError(
                 f"Gumbel search takes leaves_per_step=1 only, got {self.leaves_per_step}: its "
@@ -72,7 +69,7 @@ class Gumbel(SearchAlgorithm):
             root_select, extra = mctx.gumbel_muzero_root_action_selection, \
                 mctx.GumbelMuZeroExtraData(root_gumbel=gumbel)
         else:  # Sequential Halving counts the visits of this search only
-            start = jnp.where(loop.kept(tree, num_simulations)[:, None],
+            start = jnp.where(tree_loop.kept(tree, num_simulations)[:, None],
                               tree.children_visits[:, tree.ROOT_INDEX], 0)
             root_select, extra = selection.gumbel_root_selection, selection.ReusedGumbelData(
                 root_gumbel=gumbel, root_start_visits=start)

@@ -20,8 +20,8 @@ import jax.numpy as jnp
 import mctx
 
 from gomoku_jax.games.protocol import is_over, reward_of
-from gomoku_jax.search import loop
-from gomoku_jax.search.evaluate import MASKED, evaluate, shape_prior
+from gomoku_jax.search import tree_loop
+from gomoku_jax.search.prior import MASKED, evaluate, shape_prior
 
 
 def root_output(env, evaluator, algorithm, params: Any, states: Any, key: jax.Array,
@@ -64,11 +64,12 @@ def run(env, evaluator, algorithm, params: Any, root: mctx.RootFnOutput, allowed
         key: jax.Array, num_simulations: int, select: Callable,
         root_select: Optional[Callable] = None, extra_data: Any = None,
         tree: Optional[mctx.Tree] = None) -> mctx.Tree:
-    """The search over the env model with `algorithm.loop` (`loop.search`, or `mctx.search`
-    for "mctx"): `select` picks the action below the root, and at the root too unless
-    `root_select` is given; `allowed` bool[B, A] the root's candidates; `tree` a tree to
-    continue from (`loop.search`'s); `algorithm.leaves_per_step` and `virtual_loss` go to
-    `loop.search` (leaf parallelism), and `stop_at_terminal`. Returns the tree (leaves [B, ...])."""
+    """The search over the env model with `algorithm.loop` (`tree_loop.search`, or
+    `mctx.search` for "mctx"): `select` picks the action below the root, and at the root too
+    unless `root_select` is given; `allowed` bool[B, A] the root's candidates; `tree` a tree to
+    continue from (`tree_loop.search`'s); `algorithm.leaves_per_step` and `virtual_loss` go
+    to `tree_loop.search` (leaf parallelism), and `stop_at_terminal`. Returns the tree
+    (leaves [B, ...])."""
     kwargs = dict(root=root, recurrent_fn=recurrent_fn(env, evaluator, algorithm),
                   root_action_selection_fn=root_select or functools.partial(select, depth=0),
                   interior_action_selection_fn=select, num_simulations=num_simulations,
@@ -81,6 +82,6 @@ def run(env, evaluator, algorithm, params: Any, root: mctx.RootFnOutput, allowed
             raise ValueError("loop='mctx' evaluates one leaf per simulation: leaves_per_step="
                              f"{algorithm.leaves_per_step} needs loop='gomoku_jax'")
         return mctx.search(params, key, **kwargs)
-    return loop.search(params, key, tree=tree, leaves_per_step=algorithm.leaves_per_step,
+    return tree_loop.search(params, key, tree=tree, leaves_per_step=algorithm.leaves_per_step,
                        virtual_loss=algorithm.virtual_loss,
                        stop_at_terminal=algorithm.stop_at_terminal, **kwargs)

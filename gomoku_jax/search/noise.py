@@ -10,7 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from gomoku_jax.search.evaluate import MASKED
+from gomoku_jax.search.prior import MASKED
 
 
 def dirichlet_alpha(legal: jax.Array, alpha: float, adaptive: bool) -> jax.Array:

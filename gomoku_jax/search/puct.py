@@ -15,6 +15,7 @@ from typing import Any, Optional
 import jax
 import mctx
 
+from gomoku_jax.configs import UnitFloat
 from gomoku_jax.search import model, noise, selection
 from gomoku_jax.search.base import (SearchAlgorithm, SearchOutput, VisitSampling,
                                     check_tree_memory)
@@ -54,7 +55,7 @@ class PUCT(VisitSampling, SearchAlgorithm):
     pb_c_init: float = 1.25
     pb_c_base: float = 19652.0
     q_transform: str = "alphazero"
-    dirichlet_fraction: float = 0.2
+    dirichlet_fraction: UnitFloat = 0.2
     dirichlet_alpha: float = 0.3
     adaptive_alpha: bool = True
 
@@ -64,9 +65,6 @@ class PUCT(VisitSampling, SearchAlgorithm):
         if self.q_transform not in Q_TRANSFORMS:
             raise ValueError(f"q_transform must be one of {Q_TRANSFORMS}, got "
                              f"{self.q_transform!r}")
-        if not 0.0 <= self.dirichlet_fraction <= 1.0:
-            raise ValueError(f"dirichlet_fraction must be in [0, 1], got "
-                             f"{self.dirichlet_fraction!r}")
         if not self.dirichlet_alpha > 0:
             raise ValueError(f"dirichlet_alpha must be > 0, got {self.dirichlet_alpha!r}")
 

@@ -16,6 +16,7 @@ from typing import Any, Optional
 import jax
 import mctx
 
+from gomoku_jax.configs import NonNegativeFloat
 from gomoku_jax.search import model, selection
 from gomoku_jax.search.base import (SearchAlgorithm, SearchOutput, VisitSampling,
                                     check_tree_memory)
@@ -36,13 +37,11 @@ class PureMCTS(VisitSampling, SearchAlgorithm):
     prior_shaping: str = "off"
     symmetry: str = "none"
     greedy: bool = True
-    exploration: float = 2.0
+    exploration: NonNegativeFloat = 2.0
 
     def __post_init__(self):
         super().__post_init__()
         self._check_sampling()
-        if not self.exploration >= 0:
-            raise ValueError(f"exploration must be >= 0, got {self.exploration!r}")
 
     def for_play(self) -> "PureMCTS":
         return dataclasses.replace(self, greedy=True)

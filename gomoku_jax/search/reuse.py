@@ -7,7 +7,7 @@ position now on the board, and make its subtree the next search's tree.
 
 Functions on one board's tree (leaves [N, ...]: vmap them), all jittable, O(N·A) per
 move (never per simulation). A tree's nodes are used from index 0 on, parents before
-children, each with `node_visits >= 1`; unused nodes are `loop.empty_tree`'s.
+children, each with `node_visits >= 1`; unused nodes are `tree_loop.empty_tree`'s.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from gomoku_jax.search import loop
+from gomoku_jax.search import tree_loop
 
 Tree = mctx.Tree
 
@@ -82,7 +82,7 @@ def reroot(tree: mctx.Tree, node: jax.Array, max_nodes: int) -> mctx.Tree:
     new_index = jnp.cumsum(inside) - 1  # old -> new, for the nodes inside
     valid = jnp.arange(num_nodes) < count
     is_root = jnp.arange(num_nodes) == 0
-    empty = jax.tree.map(lambda x: x[0], loop.empty_tree(
+    empty = jax.tree.map(lambda x: x[0], tree_loop.empty_tree(
         jax.tree.map(lambda x: x[None, 0], tree.embeddings), num_nodes, tree.num_actions,
         tree.node_values.dtype))
 

@@ -19,7 +19,7 @@ import mctx
 from mctx._src import seq_halving
 
 from gomoku_jax.search.base import SearchOutput
-from gomoku_jax.search.evaluate import MASKED
+from gomoku_jax.search.prior import MASKED
 
 
 def allowed_children(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:

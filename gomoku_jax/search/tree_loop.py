@@ -1,16 +1,17 @@
 """Our simulation loop on mctx's data structures: a drop-in for `mctx.search` whose every
 simulation costs O(depth·B + B·A), and which can continue from a tree it is given.
 
-    tree = loop.search(params, key, root=root, recurrent_fn=fn,
-                       root_action_selection_fn=..., interior_action_selection_fn=...,
-                       num_simulations=S, invalid_actions=mask, extra_data=..., tree=None)
+    tree = tree_loop.search(params, key, root=root, recurrent_fn=fn,
+                            root_action_selection_fn=..., interior_action_selection_fn=...,
+                            num_simulations=S, invalid_actions=mask, extra_data=...,
+                            tree=None)
 
 Same arguments, same `mctx.Tree`, the same selection and Q-transform functions (mctx's or
 ours, `(key, tree, node, depth) -> action` on one board's tree), the same key splitting and
 the same simulate / expand / backward semantics as `mctx.search`: with `tree=None` the result
-is mctx's tree (tests/search/test_loop.py). One option departs from mctx: `stop_at_terminal`
-(the search algorithms turn it on) ends a descent at a game-over node instead of growing a
-chain under it. What differs otherwise is how each step touches memory:
+is mctx's tree (tests/search/test_tree_loop.py). One option departs from mctx:
+`stop_at_terminal` (the search algorithms turn it on) ends a descent at a game-over node
+instead of growing a chain under it. What differs otherwise is how each step touches memory:
 
 - **backward** (`path_backward`): mctx vmaps a per-board `while_loop` that carries the whole
   tree; under vmap the batched predicate turns every step into a select over the whole
@@ -50,6 +51,8 @@ from typing import Any, Callable, Optional
 import jax
 import jax.numpy as jnp
 import mctx
+
+from gomoku_jax import configs
 
 Tree = mctx.Tree
 
@@ -438,15 +441,12 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
         or V < 0.
     """
     del loop_fn
-    if isinstance(leaves_per_step, bool) or not isinstance(leaves_per_step, int) \
-            or leaves_per_step < 1:
-        raise ValueError(f"leaves_per_step must be an int >= 1, got {leaves_per_step!r}")
+    leaves_per_step = configs.check_int("leaves_per_step", leaves_per_step, 1)
     if num_simulations % leaves_per_step:
         raise ValueError(f"num_simulations ({num_simulations}) must be a multiple of "
                          f"leaves_per_step ({leaves_per_step}): the search runs "
                          f"num_simulations / leaves_per_step steps of leaves_per_step leaves")
-    if isinstance(virtual_loss, bool) or not isinstance(virtual_loss, int) or virtual_loss < 0:
-        raise ValueError(f"virtual_loss must be an int >= 0, got {virtual_loss!r}")
+    virtual_loss = configs.check_int("virtual_loss", virtual_loss, 0)
     batch = root.prior_logits.shape[0]
     if invalid_actions is None:
         invalid_actions = jnp.zeros_like(root.prior_logits)

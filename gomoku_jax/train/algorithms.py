@@ -1,63 +1,63 @@
-"""Training algorithms by name: one line per algorithm, name -> its config class (a
-`TrainingConfig`: its presets, its trainer and the kind of network it trains).
+"""Training algorithms by name: one line per algorithm, name -> its trainer class, which
+names its config class (`Config`, a `TrainingConfig`: the sections, the kind of network it
+trains), its `PRESETS` and its `default_preset`, as `games.GAMES` maps a game id to its env
+class and its `Spec`.
 
-    config = algorithm("gmo").preset("gmo_quick")
-    config = preset("quick")                     # any algorithm's preset, by its name
+    config = preset("gmo_quick")                 # any algorithm's preset, by its name
     config = load_config("runs/quick")           # the config a run directory holds
+    trainer = ALGORITHMS[config.algo](config)    # (`trainer.trainer_for` caches it)
 
-Adding an algorithm is one subpackage (a config class, presets, a trainer; see `gmo/`, the
+Adding an algorithm is one subpackage (a config class, presets, a trainer; `gmo/` is the
 worked example in docs/training.md) and one line in `ALGORITHMS`.
 """
 
 from __future__ import annotations
 
 import pathlib
-from typing import Optional
+from typing import Any, Optional
 
 from gomoku_jax.players import run_dir as rd
-from gomoku_jax.train.alphazero.config import AlphaZeroConfig
+from gomoku_jax.train.alphazero.trainer import AlphaZero
 from gomoku_jax.train.config import TrainingConfig
-from gomoku_jax.train.gmo.config import GMOTrainConfig
+from gomoku_jax.train.gmo.trainer import GMOTrainer
 
-# One line per training algorithm: name -> its config class.
-ALGORITHMS: dict[str, type[TrainingConfig]] = {
-    AlphaZeroConfig.algo: AlphaZeroConfig,
-    GMOTrainConfig.algo: GMOTrainConfig,
+# One line per training algorithm: name -> its trainer class.
+ALGORITHMS: dict[str, Any] = {
+    AlphaZero.name: AlphaZero,
+    GMOTrainer.name: GMOTrainer,
 }
-DEFAULT_ALGORITHM = AlphaZeroConfig.algo
+DEFAULT_ALGORITHM = AlphaZero.name
 
 
-def algorithm(name: str) -> type[TrainingConfig]:
-    """The config class of a training algorithm; ValueError listing the known names."""
+def algorithm(name: str) -> Any:
+    """The trainer class of a training algorithm; ValueError listing the known names."""
     if name not in ALGORITHMS:
         raise ValueError(f"unknown training algorithm {name!r}; available: {sorted(ALGORITHMS)}")
     return ALGORITHMS[name]
 
 
-def preset_owner(name: str) -> Optional[str]:
-    """The algorithm whose preset `name` is, or None."""
-    return next((algo for algo, cls in ALGORITHMS.items() if name in cls.presets()), None)
-
-
 def presets() -> dict[str, str]:
     """{preset name: its algorithm} over every algorithm."""
-    return {name: algo for algo, cls in ALGORITHMS.items() for name in cls.presets()}
+    return {name: algo for algo, cls in ALGORITHMS.items() for name in cls.PRESETS}
 
 
-def preset(name: str) -> TrainingConfig:
-    """Any algorithm's preset by its name; ValueError listing every preset."""
-    owner = preset_owner(name)
-    if owner is None:
-        raise ValueError(f"unknown preset {name!r}; available: {sorted(presets())}")
-    return ALGORITHMS[owner].preset(name)
+def preset(name: str, algo: Optional[str] = None) -> TrainingConfig:
+    """A preset by its name (of `algo`, or of whichever algorithm has it); ValueError listing
+    the presets."""
+    owners = presets()
+    if name not in owners or (algo is not None and owners[name] != algo):
+        valid = sorted(p for p, a in owners.items() if algo is None or a == algo)
+        where = f" of training algorithm {algo!r}" if algo is not None else ""
+        raise ValueError(f"unknown preset {name!r}{where}; available: {valid}")
+    return ALGORITHMS[owners[name]].PRESETS[name]
 
 
-def load_config(run_dir: str | pathlib.Path, expected: Optional[type] = None
+def load_config(run_dir: str | pathlib.Path, expected: Optional[str] = None
                 ) -> TrainingConfig:
     """The config saved in `run_dir`, of the algorithm its config.json names.
 
     Args:
-      expected: a config class the run must be of (ValueError otherwise).
+      expected: the algorithm the run must be of (ValueError otherwise).
     Raises:
       ValueError: no config.json, one that is not valid JSON or not a valid config of its
         algorithm, an unknown algorithm, or a run of another algorithm than `expected`.
@@ -65,10 +65,10 @@ def load_config(run_dir: str | pathlib.Path, expected: Optional[type] = None
     data = rd.config_data(pathlib.Path(run_dir))
     algo, _ = rd.tags(data)
     cls = algorithm(algo)
-    if expected is not None and cls is not expected:
-        raise ValueError(f"{run_dir} holds a run of --algo {algo}, not {expected.algo}")
+    if expected is not None and algo != expected:
+        raise ValueError(f"{run_dir} holds a run of --algo {algo}, not {expected}")
     try:
-        return cls.from_dict(data)
+        return cls.Config.from_dict(data)
     except (ValueError, TypeError) as e:
         raise ValueError(f"{pathlib.Path(run_dir) / rd.CONFIG_FILE}: not a valid {algo} run "
                          f"config: {e}") from None

@@ -122,30 +122,11 @@ class RunSection(Section):
 class TrainingConfig:
     """The base of every training algorithm's config (a frozen dataclass with `game`,
     `replay`, `optim`, `eval` and `run` sections, static and hashable, so it can key
-    compiled code). A subclass sets `algo` (its registry name), `player` (the kind of
-    network its checkpoints hold, `gomoku_jax.players.PLAYERS`) and `default_preset`, and
-    defines `presets()` and `trainer()`."""
+    compiled code). A subclass sets `algo` (its registry name) and `player` (the kind of
+    network its checkpoints hold, `gomoku_jax.players.PLAYERS`)."""
 
     algo: ClassVar[str]
     player: ClassVar[str]
-    default_preset: ClassVar[str]
-
-    @classmethod
-    def presets(cls) -> Mapping[str, "TrainingConfig"]:
-        """{name: config} of the algorithm's presets."""
-        raise TypeError(f"{cls.__name__} has no presets")
-
-    @classmethod
-    def preset(cls, name: str) -> "TrainingConfig":
-        presets = cls.presets()
-        if name not in presets:
-            raise ValueError(f"unknown preset {name!r} for training algorithm {cls.algo!r}; "
-                             f"available: {sorted(presets)}")
-        return presets[name]
-
-    def trainer(self):
-        """The algorithm's `Trainer` for this config (`train.trainer.Trainer`)."""
-        raise TypeError(f"{type(self).__name__} has no trainer")
 
     def env(self) -> Env:
         """The run's game."""

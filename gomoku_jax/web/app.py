@@ -35,6 +35,7 @@ from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from gomoku_jax import configs
 from gomoku_jax.games.fauxgo import config as fauxgo_config
 from gomoku_jax.games.gomoku import config as gomoku_config
 from gomoku_jax.web.seats import PLAYABLE
@@ -77,10 +78,10 @@ async def _body(request: Request) -> dict:
 
 
 def _integer(body: dict, name: str) -> int:
-    value = body[name]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ApiError(400, f"{name!r} must be an integer, got {value!r}")
-    return value
+    try:
+        return configs.check_int(repr(name), body[name])
+    except ValueError as e:
+        raise ApiError(400, str(e)) from None
 
 
 def move_action(body: dict, board_size: int, pass_action: Any) -> int:

@@ -11,9 +11,10 @@ The agent of a game config, first that applies:
    or policy spec) on the network's game: the same game id and the same `PLAYABLE` fields
    (the env is then the network's, with its own observation planes);
 2. `agent` (a spec, `gomoku_jax.agents.specs`) wherever it can play the game;
-3. the default: Gomoku on the shipped network's game (15x15 freestyle five) plays the shipped
-   network's agent, any other Gomoku `mcts` (PUCT on the heuristic evaluator with VCF at the
-   root), Faux Go its heuristic AI (`fauxgo_heuristic`): the strongest the project measured.
+3. the default (`players.default_agent_spec`, shared with pbrain): Gomoku on the shipped
+   network's game (15x15 freestyle five) plays the shipped network's agent, any other Gomoku
+   `mcts` (PUCT on the heuristic evaluator with VCF at the root), Faux Go its heuristic AI
+   (`fauxgo_heuristic`): the strongest the project measured.
 
 Gomoku is played as `OpeningGomoku` (its search prior follows pbrain's opening rule).
 One `TimedPlayer` per game config, compiled once (by the AI's worker thread, see
@@ -29,17 +30,16 @@ from typing import Any, NamedTuple, Optional
 
 from gomoku_jax import agents, games
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.agents.search import PolicyAgent, SearchAgent
+from gomoku_jax.agents.registry import takes_network
 from gomoku_jax.agents.specs import TRAINED, make_agent, network_agent, parse_spec
 from gomoku_jax.games.gomoku.opening_rule import OpeningGomoku
 from gomoku_jax.games.protocol import Env
 from gomoku_jax.io.player import TimedPlayer
-from gomoku_jax.train.trained import default_network, load, uses_network
+from gomoku_jax.players import default_agent_spec, default_network, load, uses_network
+from gomoku_jax.players.defaults import PLAYABLE, same_game
 
-# The games the page plays, and the config fields a person chooses (the rest, e.g. Gomoku's
-# observation planes, are the network's or the game's defaults).
-PLAYABLE = {"gomoku": ("board_size", "win_length", "rule"), "fauxgo": ("board_size", "komi")}
-DEFAULT_AGENTS = {"gomoku": "mcts", "fauxgo": "fauxgo_heuristic"}
+# The games the page plays are those of `PLAYABLE`, with the config fields a person chooses
+# (the rest, e.g. Gomoku's observation planes, are the network's or the game's defaults).
 SHIPPED = "trained (shipped network)"
 
 
@@ -64,11 +64,6 @@ def game_spec(game: str, options: dict[str, Any]):
         raise ValueError(f"unknown option(s) {unknown} for {game}; allowed: "
                          f"{list(PLAYABLE[game])}")
     return games.spec_class(game)(**options)
-
-
-def same_game(a, b) -> bool:
-    """Whether two game specs are the same game for a person (`PLAYABLE` fields)."""
-    return a.id == b.id and all(getattr(a, f) == getattr(b, f) for f in PLAYABLE.get(a.id, ()))
 
 
 def with_opening_rule(env: Env) -> Env:
@@ -129,8 +124,7 @@ class AgentBook:
         """The agent of `spec` playing with the network (`specs.network_agent`), or, for an
         agent that has no network at all, that agent (it plays every game it can)."""
         name, config = parse_spec(spec)
-        if name not in (TRAINED, "gmo") and not isinstance(agents.AGENTS.get(name),
-                                                           (SearchAgent, PolicyAgent)):
+        if name not in (TRAINED, "gmo") and not takes_network(name):
             return make_agent(spec)
         return network_agent(name, config, self._network)
 
@@ -152,7 +146,7 @@ class AgentBook:
         env = with_opening_rule(games.from_spec(spec))
         if self._agent is not None and self._plays(self._agent, env):
             return env, self._agent_spec, self._agent, None
-        name = DEFAULT_AGENTS.get(spec.id, "mcts")
+        name = default_agent_spec(spec)  # `trained` only on the shipped network's game
         return env, name, agents.make(name), None
 
     def _load_shipped(self) -> None:

@@ -130,12 +130,12 @@ def test_make_unknown_field_lists_the_valid_fields():
         agents.make("proximity_random", thresold=0.5)
 
 
-def test_make_builds_the_registered_prototype_with_its_config():
+def test_make_builds_the_registered_class_with_its_config():
     assert set(agents.AGENTS) >= {"random", "proximity_random", "heuristic", "policy", "mcts",
                                   "puct", "gumbel", "pure_mcts", "fauxgo_heuristic", "gmo"}
-    for name, prototype in agents.AGENTS.items():
+    for name, cls in agents.AGENTS.items():
         agent = agents.make(name)
-        assert agent == prototype and type(agent) is type(prototype)
+        assert agent == cls() and type(agent) is cls
         assert agent == agents.make(name) and hash(agent) == hash(agents.make(name))
         agent_state = agent.init(jax.random.key(0))
         if name == "gmo":  # its novelty memory, empty at the start of a game

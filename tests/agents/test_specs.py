@@ -9,7 +9,7 @@ import pytest
 
 from gomoku_jax import agents, configs
 from gomoku_jax.agents import specs
-from gomoku_jax.search import PUCT, Gumbel, PureMCTS
+from gomoku_jax.search import PUCT, Gumbel, PureMCTS, RolloutEvaluator
 
 
 def test_parse_spec():
@@ -72,10 +72,13 @@ def test_playing_agents_are_at_full_strength_by_default():
     ("heuristic:attack=true", "field 'attack' takes a float, got 'true'"),
     ("heuristic:attack=big", "takes a float, got 'big'"),
     ("heuristic:patterns=1", "is a nested config"),
-    ("proximity_random:threshold=2", r"threshold must be in \[0, 1\]"),  # the agent's check
-    ("mcts:num_simulations=0", "num_simulations must be an int >= 1"),
+    ("proximity_random:threshold=2", r"'threshold' must be in \[0, 1\]"),  # its type's range
+    ("mcts:num_simulations=0", "'num_simulations' must be an int >= 1"),
     ("mcts:q_transform=optimistic", "q_transform must be one of"),
     ("mcts:evaluator=oracle", "unknown evaluator 'oracle'"),
+    ("mcts:num_rollouts=8", "unknown field 'num_rollouts' for agent 'mcts'"),  # "auto"
+    ("pure_mcts:num_rollouts=0", "'num_rollouts' must be an int >= 1"),
+    ("pure_mcts:evaluator=heuristic,num_rollouts=8", "must be a HeuristicEvaluator"),
     ("policy:evaluator=network", "needs a trained network"),
     ("mcts:search.exploration=1", r"unknown field 'exploration' for agent 'mcts'.search"),
     ("mcts:env=gomoku", "env"),
@@ -100,8 +103,16 @@ def test_coerce_fixed_length_tuples_place_by_place():
     assert configs.coerce("x", tuple[str, int], ["a", "2"]) == ("a", 2)
     with pytest.raises(ValueError, match="x takes 2 values"):
         configs.coerce("x", tuple[str, int], ("a",))
-    agent = agents.make("pure_mcts", evaluator_options=(("num_rollouts", 8),))
-    assert agent.evaluator_options == (("num_rollouts", 8),)
+
+
+def test_evaluator_options_are_fields_of_the_evaluators_config():
+    rollouts = RolloutEvaluator(num_rollouts=8)
+    assert agents.make("pure_mcts", num_rollouts=8).evaluator_config == rollouts
+    assert agents.make("pure_mcts", evaluator_config=rollouts).evaluator_config == rollouts
+    assert specs.make_agent("pure_mcts:num_rollouts=8").evaluator_config == rollouts
+    assert specs.make_agent("mcts:evaluator=rollout,num_rollouts=8").evaluator_config == rollouts
+    assert specs.make_agent("mcts:evaluator=rollout,evaluator_config.num_rollouts=8") \
+        .evaluator_config == rollouts
 
 
 def test_split_specs():

@@ -14,7 +14,8 @@ bs = load_script("bench_search")
 
 
 def test_node_depths_counts_edges_from_the_root():
-    """(path_backward against mctx's backward on random trees: tests/search/test_loop.py.)"""
+    """(path_backward against mctx's backward on random trees:
+    tests/search/test_tree_loop.py.)"""
     tree = random_tree(0, batch=3, num_nodes=12, num_actions=5)
     depth = np.asarray(bs.node_depths(tree))
     parents = np.asarray(tree.parents)

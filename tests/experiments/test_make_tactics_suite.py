@@ -6,7 +6,7 @@ import json
 import pytest
 
 from experiment_scripts import load_script
-from gomoku_jax.games.gomoku import tactics
+from gomoku_jax.games.gomoku import tactics_suite
 
 mk = load_script("make_tactics_suite")
 
@@ -28,10 +28,11 @@ def test_append_keeps_the_old_puzzles(tmp_path, capsys):
     assert base.read_text() == before  # --out elsewhere: the base file is untouched
     head = before[:before.rindex("\n  }") + 4]
     assert after.startswith(head)
-    suite = tactics.load(out)
+    suite = tactics_suite.load(out)
     assert [p.category for p in suite.puzzles] == ["five", "block_four", "fours_7", "fours_9"]
-    fresh = tactics.generate(9, per_category=1, seed=3, categories=tactics.FOURS_CATEGORIES)
-    assert json.loads(after)["puzzles"][2:] == tactics.to_json(fresh)["puzzles"]
+    fresh = tactics_suite.generate(9, per_category=1, seed=3,
+                                   categories=tactics_suite.FOURS_CATEGORIES)
+    assert json.loads(after)["puzzles"][2:] == tactics_suite.to_json(fresh)["puzzles"]
 
 
 def test_refuses_bad_requests(tmp_path):

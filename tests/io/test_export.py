@@ -20,7 +20,7 @@ from gomoku_jax import cli
 from gomoku_jax.games.gomoku.observe import PLANES
 from gomoku_jax.io import export
 from gomoku_jax.nets.resnet import NetConfig
-from gomoku_jax.train.checkpoint import load_network
+from gomoku_jax.players import load
 
 BATCHES = (1, 5)  # the exported batch dimension is symbolic: both sizes use one file
 
@@ -34,7 +34,8 @@ def exported(trained_run, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def network(trained_run):
-    return load_network(trained_run)
+    player = load(trained_run)
+    return player.model, player.variables, player.env, player.step
 
 
 def observations(shape, batch, seed):
@@ -44,8 +45,8 @@ def observations(shape, batch, seed):
 
 
 def test_runs_with_jax_alone_and_matches_the_network(exported, network, tmp_path):
-    model, variables, config, _ = network
-    shape = config.env().observation_shape
+    model, variables, env, _ = network
+    shape = env.observation_shape
     inputs = {f"obs{b}": observations(shape, b, seed=b) for b in BATCHES}
     np.savez(tmp_path / "inputs.npz", **inputs)
     script = textwrap.dedent(f"""
@@ -85,9 +86,9 @@ def test_runs_with_jax_alone_and_matches_the_network(exported, network, tmp_path
 
 
 def test_load_exported_in_process(exported, network):
-    model, variables, config, _ = network
+    model, variables, env, _ = network
     f = export.load_exported(exported)
-    shape = config.env().observation_shape
+    shape = env.observation_shape
     for b in BATCHES:
         obs = observations(shape, b, seed=10 + b)
         logits, value = f(obs)
@@ -97,10 +98,9 @@ def test_load_exported_in_process(exported, network):
 
 
 def test_metadata(exported, network, trained_run):
-    model, _, config, step = network
+    model, _, env, step = network
     meta = export.load_metadata(exported)
     assert meta == json.loads((exported.parent / (exported.name + ".json")).read_text())
-    env = config.env()
     n, c = env.board_size, model.observation_shape[-1]
     assert meta["format"] == export.FORMAT and meta["format_version"] == export.FORMAT_VERSION == 3
     assert meta["model_format"] == "stablehlo"
@@ -116,21 +116,22 @@ def test_metadata(exported, network, trained_run):
     assert meta["input"]["planes"] == list(PLANES["canonical"]) and len(PLANES["canonical"]) == c
     assert [o["name"] for o in meta["outputs"]] == ["logits", "value"]
     assert meta["outputs"][0]["shape"] == ["b", n * n] and meta["outputs"][1]["shape"] == ["b"]
-    assert meta["net"] == json.loads(config.to_json())["net"]
+    assert meta["net"] == json.loads((trained_run / "config.json").read_text())["net"]
     assert meta["num_params"] == model.num_params()
-    assert meta["checkpoint"] == {"run_dir": str(trained_run.absolute()), "step": 5} and step == 5
+    assert meta["checkpoint"] == {"run_dir": str(trained_run.absolute()), "step": 5,
+                                  "algo": "alphazero"} and step == 5
     assert meta["platforms"] == [jax.export.default_export_platform()]
 
 
 def test_multi_platform_export_runs_here(trained_run, tmp_path, network):
-    model, variables, config, _ = network
+    model, variables, env, _ = network
     out = tmp_path / "multi.bin"
     meta = export.export_checkpoint(trained_run / "checkpoints" / "5", out,
                                     platforms="cpu,cuda")
     assert meta["platforms"] == ["cpu", "cuda"] and meta["checkpoint"]["step"] == 5
     exp = jax.export.deserialize(bytearray(out.read_bytes()))
     assert exp.platforms == ("cpu", "cuda")
-    obs = observations(config.env().observation_shape, 3, seed=7)
+    obs = observations(env.observation_shape, 3, seed=7)
     np.testing.assert_allclose(exp.call(obs)[1], model.apply(variables, obs)[1],
                                rtol=1e-5, atol=1e-5)
 

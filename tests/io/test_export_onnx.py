@@ -13,7 +13,7 @@ import pytest
 
 from gomoku_jax import cli
 from gomoku_jax.io import export, export_onnx
-from gomoku_jax.train.trained import load
+from gomoku_jax.players import load
 
 BATCHES = (1, 6)  # the ONNX batch dimension is symbolic: both sizes run on one file
 TOL = 1e-4  # atol and rtol, ONNX (onnxruntime, CPU) vs JAX

@@ -14,7 +14,7 @@ from gomoku_jax import agents, cli
 from gomoku_jax.agents.search import PolicyAgent, SearchAgent
 from gomoku_jax.cli import pbrain as pbrain_cli
 from gomoku_jax.io.pbrain import OWN, PbrainEngine
-from gomoku_jax.train import trained
+from gomoku_jax import players as trained
 
 MOVE = re.compile(r"(\d+),(\d+)")
 

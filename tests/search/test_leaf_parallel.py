@@ -1,4 +1,4 @@
-"""Leaf parallelism in our loop (`loop.search(..., leaves_per_step=W)`): W = 1 is the loop
+"""Leaf parallelism in our loop (`tree_loop.search(..., leaves_per_step=W)`): W = 1 is the loop
 as before; with W > 1 the tree is still a tree that a plain backup explains (checked by a
 slow pure-Python recomputation over the final tree), free of virtual loss, with no visit
 through an illegal move; the virtual loss spreads a step's descents; bad configs are
@@ -14,7 +14,7 @@ import pytest
 
 from gomoku_jax import agents, search
 from gomoku_jax.games.protocol import is_over, reward_of
-from gomoku_jax.search import loop, model, puct, selection
+from gomoku_jax.search import model, puct, selection, tree_loop
 from gomoku_jax.search.evaluators import UniformEvaluator
 from search_helpers import NoisyEvaluator, PeakedEvaluator, illegal_interior_visits, late_positions
 
@@ -121,7 +121,7 @@ def test_leaf_parallel_trees_are_plain_search_trees(name):
     assert check_tree(env, out.tree)
     illegal, total = illegal_interior_visits(env, algorithm, out.tree)
     assert illegal == 0 and total > 0
-    used = loop.used_nodes(out.tree)
+    used = tree_loop.used_nodes(out.tree)
     # most descents find their own leaf (collisions are dropped, never doubled)
     assert (used <= SIMS + 1).all() and int(used.sum()) > 4 * (SIMS + 1) // 2
     assert np.isfinite(out.policy).all() and np.allclose(out.policy.sum(-1), 1.0)
@@ -129,7 +129,7 @@ def test_leaf_parallel_trees_are_plain_search_trees(name):
 
 def test_one_leaf_per_step_is_the_loop_as_before():
     """W = 1 with any virtual loss is the default loop, array for array (the default loop
-    is mctx's: tests/search/test_loop.py)."""
+    is mctx's: tests/search/test_tree_loop.py)."""
     env, states = positions()
     algorithm = search.make("puct", symmetry="none")
     root, allowed = model.root_output(env, NoisyEvaluator(), algorithm, None, states,
@@ -140,9 +140,9 @@ def test_one_leaf_per_step_is_the_loop_as_before():
                   root_action_selection_fn=functools.partial(select, depth=0),
                   interior_action_selection_fn=select, num_simulations=SIMS,
                   invalid_actions=~allowed)
-    default = jax.jit(lambda k: loop.search(None, k, **kwargs))(jax.random.key(2))
-    one = jax.jit(lambda k: loop.search(None, k, leaves_per_step=1, virtual_loss=3, **kwargs))(
-        jax.random.key(2))
+    default = jax.jit(lambda k: tree_loop.search(None, k, **kwargs))(jax.random.key(2))
+    one = jax.jit(lambda k: tree_loop.search(None, k, leaves_per_step=1, virtual_loss=3,
+                                             **kwargs))(jax.random.key(2))
     assert_same_tree(one, default)
 
 
@@ -152,7 +152,7 @@ def test_the_virtual_loss_spreads_the_descents():
     _, spread = run("puct", PeakedEvaluator(), leaves_per_step=4, dirichlet_fraction=0.0)
     _, same = run("puct", PeakedEvaluator(), leaves_per_step=4, virtual_loss=0,
                   dirichlet_fraction=0.0)
-    spread_used, same_used = loop.used_nodes(spread.tree), loop.used_nodes(same.tree)
+    spread_used, same_used = tree_loop.used_nodes(spread.tree), tree_loop.used_nodes(same.tree)
     np.testing.assert_array_equal(same_used, 1 + SIMS // 4)
     assert int(spread_used.min()) > int(same_used.max())
     assert int(spread_used.sum()) >= 4 * (1 + SIMS * 3 // 4)
@@ -167,10 +167,10 @@ def test_a_leaf_parallel_search_continues_a_given_tree():
     algorithm = search.make("puct", leaves_per_step=4, symmetry="none")
     fn = jax.jit(lambda s, k, t: algorithm.search(env, NoisyEvaluator(), None, s, k, SIMS,
                                                   tree=t).tree)
-    empty = loop.empty_tree(states, 2 * SIMS + 1, env.num_actions)
+    empty = tree_loop.empty_tree(states, 2 * SIMS + 1, env.num_actions)
     first = fn(states, jax.random.key(0), empty)
     second = fn(states, jax.random.key(1), first)
-    used1, used2 = loop.used_nodes(first), loop.used_nodes(second)
+    used1, used2 = tree_loop.used_nodes(first), tree_loop.used_nodes(second)
     assert (used2 > used1).all() and (used2 <= 2 * SIMS + 1).all()
     assert check_tree(env, second, reused=True)
     # the first search's nodes are kept as they were linked

@@ -17,7 +17,7 @@ GOMOKU = gomoku_jax.make("gomoku", board_size=7, win_length=4)
 
 def run(env, states, simulations, seed=0, **fields):
     algorithm = search.make("pure_mcts", **fields)
-    evaluator = agents.evaluators.make("rollout", env)
+    evaluator = agents.evaluator_registry.make("rollout", env)
     return jax.jit(lambda s, k: algorithm.search(env, evaluator, None, s, k, simulations))(
         states, jax.random.key(seed))
 

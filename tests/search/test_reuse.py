@@ -13,7 +13,7 @@ import pytest
 from gomoku_jax import agents
 from gomoku_jax.eval.match import play_match
 from gomoku_jax.games.gomoku import winning_colours
-from gomoku_jax.search import loop, reuse
+from gomoku_jax.search import reuse, tree_loop
 from search_helpers import illegal_interior_visits, late_positions
 
 U = mctx.Tree.UNVISITED
@@ -33,7 +33,7 @@ def small_tree() -> mctx.Tree:
     visits = np.array([7, 6, 5, 4, 3, 2, 0])
     child_visits = np.zeros((7, 3), np.int32)
     child_visits[children >= 0] = visits[children[children >= 0]]
-    used = (visits > 0)[:, None]  # node 6's row as an unused node's (`loop.empty_tree`)
+    used = (visits > 0)[:, None]  # node 6's row as an unused node's (`tree_loop.empty_tree`)
     return mctx.Tree(
         node_visits=jnp.asarray(visits, jnp.int32),
         raw_values=jnp.asarray(np.arange(7) / 10 * used[:, 0], jnp.float32),
@@ -133,7 +133,7 @@ def test_a_reused_search_keeps_the_subtree_and_adds_its_simulations(game):
     for a, b in zip(jax.tree.leaves(new), jax.tree.leaves(again)):
         np.testing.assert_array_equal(a, b)
     assert illegal_interior_visits(env, agent.search, new)[0] == 0
-    used = np.asarray(loop.used_nodes(new))
+    used = np.asarray(tree_loop.used_nodes(new))
     assert (used <= agent.capacity).all() and (used[live] > SIMS + 1).all()
 
 
@@ -143,7 +143,7 @@ def test_a_position_not_in_the_tree_starts_fresh(game):
     assert (np.asarray(jax.vmap(reuse.find_node)(trees, other)) == -1).all()
     _, new, _ = act(None, trees, other, jax.random.split(jax.random.key(2), 4))
     np.testing.assert_array_equal(new.node_visits[:, 0], SIMS + 1)
-    assert int(loop.used_nodes(new).max()) <= SIMS + 1
+    assert int(tree_loop.used_nodes(new).max()) <= SIMS + 1
 
 
 def test_reuse_needs_our_loop_and_room_for_the_simulations():

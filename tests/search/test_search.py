@@ -14,7 +14,7 @@ import pytest
 import gomoku_jax
 from gomoku_jax import agents, search
 from gomoku_jax.search import selection
-from gomoku_jax.search.evaluate import candidates, evaluate
+from gomoku_jax.search.prior import candidates, evaluate
 from gomoku_jax.search.noise import add_root_noise, dirichlet_alpha
 
 from search_helpers import four_positions, stack
@@ -132,7 +132,7 @@ def test_evaluation_under_symmetries_maps_the_policy_back(mode):
 # ----------------------------------------------------------------- tactics
 
 def test_gumbel_with_the_heuristic_evaluator_takes_the_win_and_blocks_the_four():
-    """(PUCT's tactics with the heuristic evaluator: games/gomoku/test_tactics.py.)"""
+    """(PUCT's tactics with the heuristic evaluator: games/gomoku/test_tactics_suite.py.)"""
     name = "gumbel"
     wins, win_answers = four_positions(ENV, "win", 8, seed=1)
     blocks, block_answers = four_positions(ENV, "block", 8, seed=2)
@@ -166,7 +166,7 @@ def connect_four_wins():
 def test_every_algorithm_runs_on_pgx_connect_four_and_takes_the_win(name, evaluator):
     states, answers = connect_four_wins()
     algorithm = search.make(name).for_play()
-    evaluator = agents.evaluators.make(evaluator, CONNECT_FOUR)
+    evaluator = agents.evaluator_registry.make(evaluator, CONNECT_FOUR)
     out = jax.jit(lambda s, k: algorithm.search(CONNECT_FOUR, evaluator, None, s, k, 32))(
         states, jax.random.key(0))
     np.testing.assert_array_equal(out.action, answers)

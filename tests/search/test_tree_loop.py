@@ -1,4 +1,4 @@
-"""Our simulation loop (`search/loop.py`) against mctx's: the same trees as `mctx.search`
+"""Our simulation loop (`search/tree_loop.py`) against mctx's: the same trees as `mctx.search`
 for every algorithm and a few evaluators, the same visit counts as `mctx.muzero_policy` and
 `gumbel_muzero_policy` (mctx's own policies with their search swapped for ours), and its
 path-only backward pass against mctx's on random trees."""
@@ -15,7 +15,7 @@ from mctx._src import search as mctx_search
 
 from gomoku_jax import search
 from gomoku_jax.games.protocol import is_over
-from gomoku_jax.search import loop, model
+from gomoku_jax.search import model, tree_loop
 from gomoku_jax.search.evaluators import UniformEvaluator
 from search_helpers import NoisyEvaluator, PeakedEvaluator, late_positions, random_tree
 
@@ -122,7 +122,7 @@ def test_mctx_policies_count_the_same_visits_with_our_loop(policy, policy_inputs
     kwargs = dict(params=None, rng_key=jax.random.key(3), root=root, recurrent_fn=fn,
                   num_simulations=SIMS, invalid_actions=invalid)
     theirs = jax.jit(lambda: run(**kwargs))()
-    monkeypatch.setattr(mctx_policies.search, "search", loop.search)
+    monkeypatch.setattr(mctx_policies.search, "search", tree_loop.search)
     ours = jax.jit(lambda: run(**kwargs))()
     np.testing.assert_array_equal(ours.search_tree.summary().visit_counts,
                                   theirs.search_tree.summary().visit_counts)
@@ -132,17 +132,17 @@ def test_mctx_policies_count_the_same_visits_with_our_loop(policy, policy_inputs
 
 def test_a_given_tree_too_small_for_the_simulations_is_refused(policy_inputs):
     root, fn, invalid = policy_inputs
-    tree = loop.empty_tree(root.embedding, SIMS, root.prior_logits.shape[1])
+    tree = tree_loop.empty_tree(root.embedding, SIMS, root.prior_logits.shape[1])
     with pytest.raises(ValueError, match=f"cannot hold {SIMS} simulations"):
-        loop.search(None, jax.random.key(0), root=root, recurrent_fn=fn,
-                    root_action_selection_fn=None, interior_action_selection_fn=None,
-                    num_simulations=SIMS, invalid_actions=invalid, tree=tree)
+        tree_loop.search(None, jax.random.key(0), root=root, recurrent_fn=fn,
+                         root_action_selection_fn=None, interior_action_selection_fn=None,
+                         num_simulations=SIMS, invalid_actions=invalid, tree=tree)
 
 
 def test_the_mctx_loop_cannot_continue_a_tree(policy_inputs):
     env, states = positions()
     root, _, _ = policy_inputs
-    tree = loop.empty_tree(root.embedding, SIMS + 1, root.prior_logits.shape[1])
+    tree = tree_loop.empty_tree(root.embedding, SIMS + 1, root.prior_logits.shape[1])
     algorithm = search.make("puct", loop="mctx")
     with pytest.raises(ValueError, match="mctx issue #51"):
         jax.eval_shape(lambda: algorithm.search(env, UniformEvaluator(), None, states,
@@ -169,7 +169,7 @@ def test_path_backward_equals_mctx_backward_on_random_trees():
     boards' paths have different depths."""
     for seed in range(3):
         tree = random_tree(seed, batch=3, num_nodes=12, num_actions=5)
-        ours = jax.jit(backward_sweep(loop.path_backward))(tree)
+        ours = jax.jit(backward_sweep(tree_loop.path_backward))(tree)
         theirs = jax.jit(backward_sweep(mctx_search.backward))(tree)
         np.testing.assert_array_equal(ours.node_visits, theirs.node_visits)
         np.testing.assert_array_equal(ours.children_visits, theirs.children_visits)

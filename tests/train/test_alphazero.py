@@ -1,4 +1,4 @@
-"""The AlphaZero run (`gomoku_jax.train.alphazero`, `.loop`, `.checkpoint`): a killed and
+"""The AlphaZero run (`gomoku_jax.train.alphazero`, `.driver`, `.checkpoint`): a killed and
 resumed run reproduces the uninterrupted one exactly (its arena's "previous" network
 included), a finished run is left alone or extended, checkpoints are saved by leaf name and
 record their env, 8 devices compute what 1 does, one iteration runs on pgx's connect_four,
@@ -20,10 +20,12 @@ import orbax.checkpoint as ocp
 import pytest
 from flax import struct
 
-from gomoku_jax.train import checkpoint, loop
-from gomoku_jax.train.alphazero import AlphaZero, make_mesh
+from gomoku_jax import players
+from gomoku_jax.players import run_dir as rd
+from gomoku_jax.train import checkpoint, driver, load_config, preset
+from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
+from gomoku_jax.train.arena import arena_table
 from gomoku_jax.train.config import override
-from gomoku_jax.train.presets import preset
 
 from conftest import trained_config
 
@@ -34,16 +36,20 @@ TIMING = ("seconds", "games_per_second", "positions_per_second")
 
 
 def metrics(run_dir: pathlib.Path) -> list[dict]:
-    lines = (run_dir / loop.METRICS_FILE).read_text().splitlines()
+    lines = (run_dir / rd.METRICS_FILE).read_text().splitlines()
     return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
 
 
 def final_state(run_dir: pathlib.Path, config=CFG):
     """(TrainState, previous network, its iteration) of the run's latest checkpoint."""
-    trainer = AlphaZero(config)
-    mgr = checkpoint.manager(run_dir, read_only=True)
-    return jax.device_get(checkpoint.restore_state(mgr, trainer.abstract_state(),
-                                                   trainer.model, trainer.env))
+    mgr = rd.manager(run_dir, read_only=True)
+    return jax.device_get(checkpoint.restore(mgr, AlphaZero(config)))
+
+
+def load_network(path, step=None):
+    """(model, variables, config, step) of a run's network, as a player loads it."""
+    player = players.load(path, step)
+    return player.model, player.variables, load_config(player.run_dir), player.step
 
 
 def assert_trees_equal(a, b):
@@ -65,15 +71,15 @@ def runs(tmp_path_factory, trained_run):
     iteration 2 (the last evaluation), redoes iteration 4 (evaluated against that network)
     and finishes."""
     a, b = trained_run, tmp_path_factory.mktemp("alphazero") / "resumed"
-    summary_a = json.loads((a / loop.SUMMARY_FILE).read_text())
-    loop.train(CFG, b, progress=False, stop_after=4)
-    assert checkpoint.manager(b, read_only=True).latest_step() == 4
-    assert not (b / loop.SUMMARY_FILE).exists()  # the run did not finish
-    shutil.rmtree(b / checkpoint.CHECKPOINT_DIR / "4")
-    with (b / loop.METRICS_FILE).open("a") as f:
+    summary_a = json.loads((a / rd.SUMMARY_FILE).read_text())
+    driver.train(CFG, b, progress=False, stop_after=4)
+    assert rd.manager(b, read_only=True).latest_step() == 4
+    assert not (b / rd.SUMMARY_FILE).exists()  # the run did not finish
+    shutil.rmtree(b / rd.CHECKPOINT_DIR / "4")
+    with (b / rd.METRICS_FILE).open("a") as f:
         f.write('{"iteration": 5, "loss": 0.1')
-    assert checkpoint.manager(b, read_only=True).latest_step() == 3
-    summary_b = loop.train(CFG, b, progress=False)
+    assert rd.manager(b, read_only=True).latest_step() == 3
+    summary_b = driver.train(CFG, b, progress=False)
     return a, b, summary_a, summary_b
 
 
@@ -99,9 +105,8 @@ def test_resumed_run_equals_uninterrupted_run(runs):
 def test_checkpoints_keep_the_previous_network_of_the_last_evaluation(runs):
     a, _, _, _ = runs
     trainer = AlphaZero(CFG)
-    mgr = checkpoint.manager(a, read_only=True)
-    state3, previous3, it3 = checkpoint.restore_state(mgr, trainer.abstract_state(),
-                                                      trainer.model, trainer.env, step=3)
+    mgr = rd.manager(a, read_only=True)
+    state3, previous3, it3 = checkpoint.restore(mgr, trainer, step=3)
     assert it3 == 2  # evaluated at 2, checkpointed at 3
     # iteration 3's network is not the previous one: it moved on after the evaluation
     assert not all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(previous3),
@@ -110,7 +115,7 @@ def test_checkpoints_keep_the_previous_network_of_the_last_evaluation(runs):
 
 def test_summary_json_shape(runs):
     a, _, _, summary_b = runs
-    summary = json.loads((a / loop.SUMMARY_FILE).read_text())
+    summary = json.loads((a / rd.SUMMARY_FILE).read_text())
     assert {k: v for k, v in summary.items() if k != "wall_seconds"} == {
         k: v for k, v in summary_b.items() if k != "wall_seconds"}
     assert set(summary) >= {"arena", "wall_seconds", "env", "package_version"}
@@ -125,38 +130,38 @@ def test_summary_json_shape(runs):
     assert isinstance(summary["wall_seconds"], float) and summary["wall_seconds"] > 0
     assert summary["iterations"] == 5 and summary["finished"] is True
     assert metrics(a)[-1]["arena"] == summary["arena"]
-    assert json.loads((a / checkpoint.CONFIG_FILE).read_text()) == json.loads(CFG.to_json())
-    assert checkpoint.load_config(a) == CFG
+    assert json.loads((a / rd.CONFIG_FILE).read_text()) == json.loads(CFG.to_json())
+    assert load_config(a) == CFG
     # checkpoint_every=1, keep 3: steps 3..5 are there
-    assert sorted(checkpoint.manager(a, read_only=True).all_steps()) == [3, 4, 5]
+    assert sorted(rd.manager(a, read_only=True).all_steps()) == [3, 4, 5]
 
 
 def test_a_finished_run_is_left_alone_or_extended(runs, tmp_path):
     a, _, _, _ = runs
     run = tmp_path / "run"
     shutil.copytree(a, run)
-    before = (run / loop.SUMMARY_FILE).read_text()
-    lines = (run / loop.METRICS_FILE).read_text()
-    again = loop.train(CFG, run, progress=False)
+    before = (run / rd.SUMMARY_FILE).read_text()
+    lines = (run / rd.METRICS_FILE).read_text()
+    again = driver.train(CFG, run, progress=False)
     assert again["already_finished"] is True and again["iterations"] == 5
-    assert (run / loop.SUMMARY_FILE).read_text() == before  # not overwritten
-    assert (run / loop.METRICS_FILE).read_text() == lines
+    assert (run / rd.SUMMARY_FILE).read_text() == before  # not overwritten
+    assert (run / rd.METRICS_FILE).read_text() == lines
     # --resume --set run.iterations=6: one more iteration, a new summary
     longer = override(CFG, ["run.iterations=6"])
-    extended = loop.train(longer, run, progress=False)
+    extended = driver.train(longer, run, progress=False)
     assert extended["iterations"] == 6 and extended["finished"] and "already_finished" not in \
         extended
-    assert json.loads((run / loop.SUMMARY_FILE).read_text())["iterations"] == 6
+    assert json.loads((run / rd.SUMMARY_FILE).read_text())["iterations"] == 6
     assert [m["iteration"] for m in metrics(run)] == [1, 2, 3, 4, 5, 6]
-    assert checkpoint.load_config(run) == longer
+    assert load_config(run) == longer
     with pytest.raises(ValueError, match=r"holds a run with a different config \(optim\."):
-        loop.train(override(longer, ["optim.learning_rate=0.5"]), run, progress=False)
+        driver.train(override(longer, ["optim.learning_rate=0.5"]), run, progress=False)
 
 
 def test_checkpoints_save_leaves_by_name(runs, tmp_path):
     a, _, _, _ = runs
     tree = ocp.StandardCheckpointHandler().metadata(
-        a / checkpoint.CHECKPOINT_DIR / "5" / "state").tree
+        a / rd.CHECKPOINT_DIR / "5" / "state").tree
     assert set(tree) == {"params", "batch_stats", "opt_state", "buffer", "games", "pending",
                          "key", "iteration", "sgd_steps"}
     assert "stem_conv" in tree["params"] and "board" in tree["games"]
@@ -188,27 +193,27 @@ def test_checkpoints_save_leaves_by_name(runs, tmp_path):
     assert np.all(swapped.a == 0) and np.all(swapped.b == 1)
     with pytest.raises(ValueError, match="2 array.s. differ, e.g. b: saved .*; c: saved "
                                          "nothing"):
-        checkpoint.check_saved(tmp_path / "swap" / "1" / "state", AC(spec, spec), "renamed")
+        rd.check_saved(tmp_path / "swap" / "1" / "state", AC(spec, spec), "renamed")
 
 
 def test_checkpoints_record_their_env_and_refuse_another_version(runs, tmp_path):
     a, _, _, _ = runs
-    meta = json.loads((a / checkpoint.CHECKPOINT_DIR / "5" / "meta" / "metadata").read_text())
+    meta = json.loads((a / rd.CHECKPOINT_DIR / "5" / "meta" / "metadata").read_text())
     assert meta["env"] == AlphaZero(CFG).env.describe()
     assert meta["package_version"] and meta["iteration"] == 5
     copy = tmp_path / "old"
     shutil.copytree(a, copy)
-    meta_file = copy / checkpoint.CHECKPOINT_DIR / "5" / "meta" / "metadata"
+    meta_file = copy / rd.CHECKPOINT_DIR / "5" / "meta" / "metadata"
     meta["env"]["version"] = "v0"
     meta_file.write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="made for gomoku version 'v0'.*retrain"):
-        checkpoint.load_network(copy)
+        load_network(copy)
     with pytest.raises(ValueError, match="made for gomoku version 'v0'"):
-        loop.train(override(CFG, ["run.iterations=6"]), copy, progress=False)
+        driver.train(override(CFG, ["run.iterations=6"]), copy, progress=False)
     meta["env"]["id"] = "pgx/connect_four"
     meta_file.write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="made for game 'pgx/connect_four', not 'gomoku'"):
-        checkpoint.load_network(copy)
+        load_network(copy)
 
 
 def test_load_network_from_run_checkpoints_and_step_dirs(runs):
@@ -216,11 +221,11 @@ def test_load_network_from_run_checkpoints_and_step_dirs(runs):
     state, _, _ = final_state(a)
     for path, step in ((a, None), (a / "checkpoints", None), (a / "checkpoints" / "5", None),
                        (a, 5)):
-        model, variables, config, got = checkpoint.load_network(path, step)
+        model, variables, config, got = load_network(path, step)
         assert config == CFG and model == AlphaZero(CFG).model and got == 5
         for x, y in zip(jax.tree.leaves(variables), jax.tree.leaves(state.variables)):
             np.testing.assert_array_equal(x, y)
-    _, older, _, _ = checkpoint.load_network(a / "checkpoints" / "3")
+    _, older, _, _ = load_network(a / "checkpoints" / "3")
     assert not all(np.array_equal(x, y) for x, y in zip(jax.tree.leaves(older.params),
                                                         jax.tree.leaves(state.params)))
 
@@ -229,31 +234,30 @@ def test_bad_inputs(runs, tmp_path):
     a, _, _, _ = runs
     other = override(CFG, ["run.seed=5"])
     with pytest.raises(ValueError, match=r"holds a run with a different config \(run\.seed"):
-        loop.train(other, a, progress=False)
+        driver.train(other, a, progress=False)
     with pytest.raises(ValueError, match="unknown field 'bogus'"):
         override(CFG, ["run.bogus=1"])
     with pytest.raises(ValueError, match="does not exist"):
-        checkpoint.load_network(tmp_path / "nowhere")
+        load_network(tmp_path / "nowhere")
     with pytest.raises(ValueError, match="not a run directory"):
-        checkpoint.load_network(tmp_path)
+        load_network(tmp_path)
     with pytest.raises(ValueError, match="has no checkpoint 7"):
-        checkpoint.load_network(a, 7)
+        load_network(a, 7)
     # a checkpoint restored into another config's state shape: a clear error up front
     bigger = override(CFG, ["net.channels=8"])
     trainer = AlphaZero(bigger)
     with pytest.raises(ValueError, match=r"does not match this config's train state: \d+ "
                                          r"array\(s\) differ, e.g. batch_stats/"):
-        checkpoint.restore_state(checkpoint.manager(a, read_only=True),
-                                 trainer.abstract_state(), trainer.model, trainer.env)
+        checkpoint.restore(rd.manager(a, read_only=True), trainer)
     # a run whose config.json no longer fits its checkpoints
     copy = tmp_path / "edited"
     shutil.copytree(a, copy)
     checkpoint.save_config(copy, bigger)
     with pytest.raises(ValueError, match=r"checkpoint 5 in .* does not match its config: "
                                          r"\d+ array\(s\) differ, e.g. batch_stats/"):
-        checkpoint.load_network(copy)
+        load_network(copy)
     with pytest.raises(ValueError, match="unknown agent|agent"):
-        loop.train(override(CFG, ["eval.opponents=grandmaster"]), tmp_path / "x",
+        driver.train(override(CFG, ["eval.opponents=grandmaster"]), tmp_path / "x",
                    progress=False)
     with pytest.raises(ValueError, match="only 1 device"):
         make_mesh(len(jax.devices()) + 1)
@@ -280,10 +284,11 @@ MULTI_DEVICE = textwrap.dedent("""
     import jax, jax.numpy as jnp, numpy as np
     from gomoku_jax import compilation_cache
     compilation_cache.enable()
-    from gomoku_jax.train import learner
-    from gomoku_jax.train.alphazero import AlphaZero, make_mesh
+    from gomoku_jax.train import optim
+from gomoku_jax.train.alphazero import learner
+    from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
     from gomoku_jax.train.config import override
-    from gomoku_jax.train.presets import preset
+    from gomoku_jax.train import preset
 
     assert len(jax.devices()) == 8, jax.devices()
     # 10 moves: games end in the first iteration, so both iterations train
@@ -413,7 +418,7 @@ def test_eight_devices_match_one_device(tmp_path):
 
 
 def test_arena_table_signs_infinite_elo_by_the_score():
-    table = loop.arena_table({
+    table = arena_table({
         "random": {"wins": 8, "draws": 0, "losses": 0, "score": 1.0, "elo": None},
         "heuristic": {"wins": 0, "draws": 0, "losses": 8, "score": 0.0, "elo": None},
         "previous": {"wins": 5, "draws": 0, "losses": 3, "score": 0.625, "elo": 88.7}})

@@ -15,7 +15,7 @@ import gomoku_jax
 from gomoku_jax.games import symmetry
 from gomoku_jax.games.gomoku.observe import observe
 from gomoku_jax.train import augment
-from gomoku_jax.train.samples import Sample
+from gomoku_jax.train.alphazero.samples import Sample
 
 from conftest import compiled
 

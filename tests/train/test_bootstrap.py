@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 
 from gomoku_jax import cli
-from gomoku_jax.train import checkpoint
-from gomoku_jax.train.alphazero import AlphaZero
-from gomoku_jax.train.config import TrainConfig, override
-from gomoku_jax.train.presets import preset
+from gomoku_jax import players
+from gomoku_jax.train import load_config
+from gomoku_jax.train.alphazero.trainer import AlphaZero
+from gomoku_jax.train.alphazero.config import AlphaZeroConfig
+from gomoku_jax.train.config import override
+from gomoku_jax.train import preset
 
 SETS = ["replay.synthetic_fraction=0", "eval.opponents=random", "eval.games=4",
         "run.iterations=2", "selfplay.bootstrap_iterations=1"]
@@ -42,10 +44,11 @@ def test_first_iteration_bootstraps_then_the_network_plays(bootstrap_run):
 
 
 def test_the_config_round_trips_through_the_run(bootstrap_run):
-    cfg = checkpoint.load_config(bootstrap_run)
+    cfg = load_config(bootstrap_run)
     assert cfg.selfplay.bootstrap_iterations == 1
     assert cfg.selfplay.bootstrap_evaluator == "heuristic"
-    _, _, loaded, step = checkpoint.load_network(bootstrap_run)
+    player = players.load(bootstrap_run)
+    loaded, step = load_config(player.run_dir), player.step
     assert step == 2 and loaded == cfg
     # resuming with the same config and more iterations goes on with the network
     assert cli.main(["train", "--run-dir", str(bootstrap_run), "--resume", "--no-progress",
@@ -58,7 +61,7 @@ def test_old_configs_without_the_fields_load_with_no_bootstrap():
     data = preset("test").to_dict()
     for name in ("bootstrap_iterations", "bootstrap_evaluator"):
         del data["selfplay"][name]
-    cfg = TrainConfig.from_dict(data)
+    cfg = AlphaZeroConfig.from_dict(data)
     assert cfg.selfplay.bootstrap_iterations == 0
     assert cfg == preset("test")
     assert AlphaZero(cfg).selfplay_evaluator(0) == "network"
@@ -106,16 +109,16 @@ def test_bootstrap_self_play_ignores_the_network():
     trainer = AlphaZero(cfg)
     other = trainer.init(seed=123)
 
-    def buffers(bootstrap):
+    def buffers(done):
         a = trainer.init()
         b = trainer.init().replace(params=jax.tree.map(lambda x: x + 0, other.params))
-        out = [trainer.iteration(s, bootstrap)[0].buffer for s in (a, b)]
+        out = [trainer.iteration(s, done)[0].buffer for s in (a, b)]
         return [np.asarray(o.data.action) for o in out], [int(o.size) for o in out]
 
-    (act_a, act_b), sizes = buffers(True)
+    (act_a, act_b), sizes = buffers(0)
     assert sizes[0] == sizes[1] > 0
     np.testing.assert_array_equal(act_a, act_b)
-    (net_a, net_b), _ = buffers(False)
+    (net_a, net_b), _ = buffers(1)
     assert not np.array_equal(net_a, net_b)
 
 

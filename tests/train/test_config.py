@@ -13,24 +13,25 @@ from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.games.pgx_adapter import PgxGame
 from gomoku_jax.nets.resnet import NetConfig
 from gomoku_jax.search import PUCT, Gumbel, PureMCTS
-from gomoku_jax.train.config import (TrainConfig, override, resumable, resumable_changes,
-                                     valid_keys)
-from gomoku_jax.train.presets import PRESETS, preset
+from gomoku_jax.train.alphazero.config import AlphaZeroConfig
+from gomoku_jax.train.config import override, resumable, resumable_changes, valid_keys
+from gomoku_jax.train import preset
+from gomoku_jax.train.alphazero.presets import PRESETS
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_presets_round_trip(name):
     cfg = preset(name)
-    assert TrainConfig.from_dict(cfg.to_dict()) == cfg
-    assert TrainConfig.from_dict(json.loads(cfg.to_json())) == cfg
-    assert hash(TrainConfig.from_dict(json.loads(cfg.to_json()))) == hash(cfg)
+    assert AlphaZeroConfig.from_dict(cfg.to_dict()) == cfg
+    assert AlphaZeroConfig.from_dict(json.loads(cfg.to_json())) == cfg
+    assert hash(AlphaZeroConfig.from_dict(json.loads(cfg.to_json()))) == hash(cfg)
     assert cfg.env().id == cfg.game.id and cfg.env().spec == cfg.game
     assert cfg.env().id == ("fauxgo" if name == "fauxgo" else "gomoku")
 
 
 def test_default_config_round_trips_and_has_seed_numbers():
-    cfg = TrainConfig()
-    assert TrainConfig.from_dict(json.loads(cfg.to_json())) == cfg
+    cfg = AlphaZeroConfig()
+    assert AlphaZeroConfig.from_dict(json.loads(cfg.to_json())) == cfg
     assert (cfg.optim.learning_rate, cfg.optim.batch_size, cfg.optim.sgd_steps) == (1e-4, 1024, 50)
     assert cfg.replay.capacity == 10_000
     assert cfg.search == PUCT() and (cfg.search.dirichlet_fraction, cfg.search.dirichlet_alpha) \
@@ -71,7 +72,7 @@ def test_override_sets_nested_values_with_coercion():
     assert override(cfg, ["run.seed=1", "run.seed=2"]).run.seed == 2
     assert override(cfg, []) == cfg
     # the result round trips
-    assert TrainConfig.from_dict(json.loads(cfg.to_json())) == cfg
+    assert AlphaZeroConfig.from_dict(json.loads(cfg.to_json())) == cfg
 
 
 def test_search_and_game_sections_switch_by_name():
@@ -86,7 +87,7 @@ def test_search_and_game_sections_switch_by_name():
                           "replay.synthetic_fraction=0"])
     assert c4.game == PgxGame("connect_four") and c4.env().id == "pgx/connect_four"
     for cfg in (gumbel, pure, c4):
-        assert TrainConfig.from_dict(json.loads(cfg.to_json())) == cfg
+        assert AlphaZeroConfig.from_dict(json.loads(cfg.to_json())) == cfg
     with pytest.raises(ValueError, match="unknown search algorithm 'alphabeta'"):
         override(quick, ["search.algorithm=alphabeta"])
     with pytest.raises(ValueError, match="unknown game 'chess'"):
@@ -96,12 +97,12 @@ def test_search_and_game_sections_switch_by_name():
 
 
 def test_valid_keys_cover_every_field():
-    keys = valid_keys()
+    keys = valid_keys(AlphaZeroConfig())
     assert len(keys) == len(set(keys))
     assert {"game.id", "game.board_size", "search.algorithm", "search.pb_c_init",
             "net.blocks", "eval.opponents", "run.devices", "selfplay.num_simulations"} <= set(keys)
     assert "search.num_simulations" not in keys and "selfplay.algorithm" not in keys
-    gumbel_keys = valid_keys(override(TrainConfig(), ["search.algorithm=gumbel"]))
+    gumbel_keys = valid_keys(override(AlphaZeroConfig(), ["search.algorithm=gumbel"]))
     assert "search.gumbel_scale" in gumbel_keys and "search.pb_c_init" not in gumbel_keys
 
 
@@ -114,14 +115,14 @@ def test_valid_keys_cover_every_field():
     ("selfplay.games=1.5", "field 'games' takes an int"),
     ("optim.learning_rate=fast", "field 'learning_rate' takes a float"),
     ("selfplay.carry_games=yes", "field 'carry_games' takes a bool"),
-    ("selfplay.games=0", "selfplay.games must be an int >= 1"),
+    ("selfplay.games=0", "field 'games' must be an int >= 1, got 0"),
     ("optim.schedule=linear", "optim.schedule must be one of"),
     ("net.dtype=float16", "net.dtype must be one of"),
-    ("replay.synthetic_fraction=2", r"replay.synthetic_fraction must be in \[0, 1\]"),
-    ("game.board_size=3", "board_size must be an int in 5..20"),
+    ("replay.synthetic_fraction=2", r"field 'synthetic_fraction' must be in \[0, 1\]"),
+    ("game.board_size=3", "'board_size' must be an int in 5..20"),
     ("game.feature_plane=heat", "feature_plane must be one of"),
     ("search.prior_shaping=maybe", "prior_shaping must be one of"),
-    ("eval.every=-1", "eval.every must be >= 0"),
+    ("eval.every=-1", "field 'every' must be an int >= 0"),
 ])
 def test_bad_overrides_raise_clear_errors(assignment, message):
     with pytest.raises(ValueError, match=message):
@@ -138,30 +139,30 @@ def test_unknown_key_error_lists_all_valid_keys():
 def test_from_dict_rejects_unknown_sections_fields_and_types():
     data = preset("test").to_dict()
     with pytest.raises(ValueError, match=r"unknown key\(s\) \['config.training'\]"):
-        TrainConfig.from_dict({**data, "training": {}})
+        AlphaZeroConfig.from_dict({**data, "training": {}})
     bad = json.loads(json.dumps(data))
     bad["optim"]["momentum"] = 0.9
     with pytest.raises(ValueError, match=r"unknown key\(s\) \['config.optim.momentum'\]; "
                                          r"valid: .*'config.optim.batch_size'"):
-        TrainConfig.from_dict(bad)
+        AlphaZeroConfig.from_dict(bad)
     bad = json.loads(json.dumps(data))
     bad["selfplay"]["games"] = "8x"
     with pytest.raises(ValueError, match="config.selfplay.games takes an int"):
-        TrainConfig.from_dict(bad)
+        AlphaZeroConfig.from_dict(bad)
     bad = json.loads(json.dumps(data))
     bad["selfplay"]["games"] = True  # a bool is not an int here
     with pytest.raises(ValueError, match="config.selfplay.games takes an int"):
-        TrainConfig.from_dict(bad)
+        AlphaZeroConfig.from_dict(bad)
     bad = json.loads(json.dumps(data))
     bad["search"]["algorithm"] = "minimax"
     with pytest.raises(ValueError, match="unknown search algorithm 'minimax'"):
-        TrainConfig.from_dict(bad)
+        AlphaZeroConfig.from_dict(bad)
     with pytest.raises(ValueError, match="config.net must be a mapping"):
-        TrainConfig.from_dict({**data, "net": [1, 2]})
+        AlphaZeroConfig.from_dict({**data, "net": [1, 2]})
     # a partial dict fills in the defaults, the polymorphic sections included
-    assert TrainConfig.from_dict({"run": {"seed": 3}}) == dataclasses.replace(
-        TrainConfig(), run=dataclasses.replace(TrainConfig().run, seed=3))
-    assert TrainConfig.from_dict({"search": {"pb_c_init": 2}}).search == PUCT(pb_c_init=2.0)
+    assert AlphaZeroConfig.from_dict({"run": {"seed": 3}}) == dataclasses.replace(
+        AlphaZeroConfig(), run=dataclasses.replace(AlphaZeroConfig().run, seed=3))
+    assert AlphaZeroConfig.from_dict({"search": {"pb_c_init": 2}}).search == PUCT(pb_c_init=2.0)
 
 
 def test_resumed_runs_may_change_their_length_and_arena_only():
@@ -181,9 +182,10 @@ def test_unknown_preset():
 
 
 def test_sections_validate_directly():
-    from gomoku_jax.train.config import OptimSection, RunSection
+    from gomoku_jax.train.alphazero.config import OptimSection
+    from gomoku_jax.train.config import RunSection
 
     with pytest.raises(ValueError, match="optim.weight_decay must be >= 0"):
         OptimSection(weight_decay=-1.0)
-    with pytest.raises(ValueError, match="run.devices must be >= 0"):
+    with pytest.raises(ValueError, match="run.devices must be an int >= 0"):
         RunSection(devices=-2)

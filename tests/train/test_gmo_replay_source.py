@@ -18,13 +18,14 @@ import orbax.checkpoint as ocp
 import pytest
 from flax import struct
 
-from gomoku_jax import cli
-from gomoku_jax.train import checkpoint, gmo_trained, loop, replay, trained
-from gomoku_jax.train.alphazero import AlphaZero, make_mesh
-from gomoku_jax.train.config import override as az_override
-from gomoku_jax.train.gmo import GMOTrainer
-from gomoku_jax.train.gmo_config import override, preset
-from gomoku_jax.train.gmo_loop import train_gmo
+from gomoku_jax import cli, players, train
+from gomoku_jax.players import run_dir as rd
+from gomoku_jax.train import checkpoint, override, replay
+from gomoku_jax.train.alphazero.config import AlphaZeroConfig
+from gomoku_jax.train.alphazero.replay_reader import load_replay
+from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
+from gomoku_jax.train.gmo.config import GMOTrainConfig
+from gomoku_jax.train.gmo.trainer import GMOTrainer
 
 # The test's own independent reads of checkpoints give orbax no shardings: it says so.
 pytestmark = pytest.mark.filterwarnings("ignore:Sharding info not provided")
@@ -34,13 +35,14 @@ SETS = ["eval.opponents=random"]
 
 
 def config_for(source, *more):
-    return override(preset("gmo_test"), [*SETS, f"data.replay_run={source}", *more])
+    return override(GMOTrainConfig.preset("gmo_test"),
+                    [*SETS, f"data.replay_run={source}", *more])
 
 
 def read_buffer(run_dir, step: int) -> dict:
     """The replay buffer of a checkpoint as NumPy, read by orbax alone (no target)."""
     state = ocp.PyTreeCheckpointer().restore(
-        run_dir / checkpoint.CHECKPOINT_DIR / str(step) / "state")
+        run_dir / rd.CHECKPOINT_DIR / str(step) / "state")
     return jax.tree.map(np.asarray, state["buffer"])
 
 
@@ -81,20 +83,18 @@ def source(trained_run, tmp_path_factory):
 @pytest.fixture(scope="module")
 def restored(trained_run):
     """(TrainState, previous, its iteration, trainer) of the run's latest checkpoint."""
-    config = checkpoint.load_config(trained_run)
+    config = train.load_config(trained_run, AlphaZeroConfig)
     trainer = AlphaZero(config, mesh=make_mesh(1))
-    state, previous, previous_iteration = checkpoint.restore_state(
-        checkpoint.manager(trained_run, read_only=True), trainer.abstract_state(),
-        trainer.model, trainer.env)
+    state, previous, previous_iteration = checkpoint.restore(
+        rd.manager(trained_run, read_only=True), trainer)
     return state, previous, previous_iteration, trainer
 
 
 def with_step_6(trained_run, restored, dest, state):
     """A copy of the run with a checkpoint 6 (now the latest) holding `state`."""
     shutil.copytree(trained_run, dest)
-    latest, previous, previous_iteration, trainer = restored
-    checkpoint.save(checkpoint.manager(dest), 6, state, latest.variables, previous,
-                    previous_iteration, trainer.env)
+    _, previous, previous_iteration, trainer = restored
+    checkpoint.save(rd.manager(dest), 6, trainer, state, previous, previous_iteration)
     return dest
 
 
@@ -151,7 +151,7 @@ def runs(source, tmp_path_factory):
     assert cli.main(["train", "--algo", "gmo", "--preset", "gmo_test", "--run-dir", str(full),
                      "--no-progress", *[f"--set={s}" for s in SETS],
                      "--set", f"data.replay_run={source}"]) == 0
-    train_gmo(config_for(source), resumed, progress=False, stop_after=1)
+    train.train(config_for(source), resumed, progress=False, stop_after=1)
     away = source.with_name("moved_away")
     source.rename(away)
     try:
@@ -175,12 +175,12 @@ def test_a_run_on_the_replay_only_trains(runs, source):
         assert r["sgd_steps"] == i * config.optim.sgd_steps
         assert math.isfinite(r["loss"]) and r["grad_norm"] > 0
     assert json.loads((full / "summary.json").read_text())["finished"]
-    assert gmo_trained.load(full).step == 2
+    assert players.load(full).step == 2
 
 
 def test_resume_equals_the_uninterrupted_run(runs):
     full, resumed = runs
-    a, b = gmo_trained.load(full), gmo_trained.load(resumed)
+    a, b = players.load(full), players.load(resumed)
     assert a.step == b.step == 2
     for x, y in zip(jax.tree.leaves(a.variables), jax.tree.leaves(b.variables)):
         np.testing.assert_array_equal(x, y)
@@ -224,9 +224,11 @@ def test_a_checkpoint_without_moves_cannot_be_resumed_nor_its_replay_read(
                        + f".*{cause}.* has no 'buffer/data/action'"):
         GMOTrainer(config_for(run)).init()
     with pytest.raises(ValueError, match=f"checkpoint 6 .*{cause}.*cannot be resumed"):
-        loop.train(az_override(checkpoint.load_config(run), ["run.iterations=7"]), run,
-                   progress=False)
-    assert trained.load(run).step == 6  # its network still plays
+        train.train(override(train.load_config(run, AlphaZeroConfig), ["run.iterations=7"]),
+                    run, progress=False)
+    with pytest.raises(ValueError, match=f"checkpoint 6 .*{cause}.* has no 'buffer/data/action'"):
+        load_replay(run)
+    assert players.load(run).step == 6  # its network still plays
 
 
 def test_errors_of_the_source(trained_run, restored, source, runs, tmp_path):
@@ -240,7 +242,7 @@ def test_errors_of_the_source(trained_run, restored, source, runs, tmp_path):
     for run, sets, message in [
         (tmp_path / "nowhere", [], "checkpoint path .*nowhere does not exist"),
         (tmp_path, [], ".* is not a run directory"),
-        (full, [], re.escape(f"{full} holds a run of --algo gmo, not an AlphaZero run")),
+        (full, [], re.escape(f"{full} holds a run of --algo gmo, not alphazero")),
         (source, ["game.board_size=9"], "the run's game is not this config's "
                                         r"\(game.board_size: the run's 7, this config's 9\)"),
         (source, ["game.win_length=5"], r".*\(game.win_length: the run's 4, this config's 5\)"),

@@ -1,6 +1,7 @@
-"""GMO training (`train/gmo*.py`, `gomoku-jax train --algo gmo`): the data's labels, the
-augmentation of (state, move) pairs, the loss falling on a fixed batch, a run through the
-command line, resume, loading a run to play, and clear errors."""
+"""GMO training (`train/gmo/`, `gomoku-jax train --algo gmo`, run by the one driver
+`train.train`): the data's labels, the augmentation of (state, move) pairs
+(`train.augment`), the loss falling on a fixed batch, a run through the command line,
+resume, loading a run to play (`players.load`: a `GMOPlayer`), and clear errors."""
 
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from gomoku_jax import cli, games
+from gomoku_jax import cli, games, players, train
 from gomoku_jax.agents.gmo import GMOAgent
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.games.protocol import is_over
-from gomoku_jax.train import checkpoint, gmo_config, gmo_data, gmo_trained, trained
-from gomoku_jax.train.gmo import GMOTrainer
-from gomoku_jax.train.gmo_config import GMOTrainConfig, override, preset
-from gomoku_jax.train.gmo_loop import train_gmo
+from gomoku_jax.players import run_dir as rd
+from gomoku_jax.train import RunSection, augment, override
+from gomoku_jax.train.gmo import data as gmo_data
+from gomoku_jax.train.gmo.config import DataSection, GMOTrainConfig
+from gomoku_jax.train.gmo.presets import PRESETS
+from gomoku_jax.train.gmo.trainer import GMOTrainer, losses
 
-TEST = preset("gmo_test")  # 7×7 four in a row, a tiny GMO, random players
+TEST = GMOTrainConfig.preset("gmo_test")  # 7×7 four in a row, a tiny GMO, random players
 
 
 def tree_equal(a, b) -> bool:
@@ -83,7 +86,7 @@ def test_augmentation_keeps_state_and_move_aligned_under_all_8_symmetries(game, 
     sample = gmo_data.GMOSample(state, action, jnp.float32(1), jnp.float32(1))
 
     def images(g):
-        image = gmo_data.transform_sample(env, sample, g)
+        image = augment.transform_sample(env, sample, g)
         # the move played in the image is the image of the move played
         played_then_moved = env.observe(env.transform_state(env.step(state, action), g))
         moved_then_played = env.observe(env.step(image.state, image.action))
@@ -109,16 +112,16 @@ def test_augmentation_keeps_state_and_move_aligned_under_all_8_symmetries(game, 
     if env.pass_action is not None:  # the pass is a fixed point
         pass_sample = sample.replace(action=jnp.int32(env.pass_action))
         for g in range(8):
-            moved = gmo_data.transform_sample(env, pass_sample, jnp.int32(g))
+            moved = augment.transform_sample(env, pass_sample, jnp.int32(g))
             assert int(moved.action) == env.pass_action
 
 
 def test_augment_draws_one_symmetry_per_sample_for_state_and_move_together(random_games):
     env = TEST.env()
     batch = real_samples(random_games, 32)
-    augmented = jax.jit(lambda b, k: gmo_data.augment(env, b, k))(batch, jax.random.key(2))
+    augmented = jax.jit(lambda b, k: augment.augment(env, b, k))(batch, jax.random.key(2))
     images = jax.jit(jax.vmap(lambda g: jax.vmap(
-        lambda s: gmo_data.transform_sample(env, s, g))(batch)))(jnp.arange(8))
+        lambda s: augment.transform_sample(env, s, g))(batch)))(jnp.arange(8))
     same = lambda g, i: all(np.array_equal(np.asarray(x)[g, i], np.asarray(y)[i])  # noqa: E731
                             for x, y in zip(jax.tree.leaves(images),
                                             jax.tree.leaves(augmented)))
@@ -150,8 +153,6 @@ def test_loss_falls_on_a_fixed_batch_and_trains_both_encoders(random_games):
 
     def evaluate(p):  # dropout off
         obs, moves = gmo_data.batch_inputs(env, batch)
-        from gomoku_jax.train.gmo import losses
-
         return losses(trainer.model, p, obs, moves, batch.value, batch.weight, None,
                       (optim.log_var_min, optim.log_var_max))
 
@@ -181,17 +182,18 @@ def metrics(run) -> list[dict]:
 
 def test_a_cli_run_writes_config_metrics_checkpoints_and_summary(full_run, capsys):
     data = json.loads((full_run / "config.json").read_text())
-    assert data["algo"] == "gmo" and gmo_config.run_algo(full_run) == "gmo"
-    assert gmo_config.load_config(full_run) == TEST
+    assert data["algo"] == "gmo" and rd.run_algo(full_run) == "gmo"
+    assert data["player"] == "gmo" and rd.tags(data) == ("gmo", "gmo")
+    assert train.load_config(full_run) == TEST == train.load_config(full_run, GMOTrainConfig)
     records = metrics(full_run)
     assert [r["iteration"] for r in records] == [1, 2]
     assert {"loss", "value_mse", "log_var", "games", "positions", "buffer_size",
             "seconds"} <= set(records[0])
     assert records[1]["buffer_size"] == records[0]["positions"] + records[1]["positions"]
     assert records[1]["sgd_steps"] == 2 * TEST.optim.sgd_steps
-    assert checkpoint.manager(full_run, read_only=True).all_steps() == [1, 2]
+    assert rd.manager(full_run, read_only=True).all_steps() == [1, 2]
     summary = json.loads((full_run / "summary.json").read_text())
-    assert summary["finished"] and summary["iterations"] == 2
+    assert summary["finished"] and summary["iterations"] == 2 and summary["algo"] == "gmo"
     assert set(summary["arena"]) == {"random", "previous"} == set(records[1]["arena"])
     assert all(r["wins"] + r["draws"] + r["losses"] == 16 for r in summary["arena"].values())
     assert (full_run / "tensorboard").is_dir()
@@ -202,11 +204,15 @@ def test_a_cli_run_writes_config_metrics_checkpoints_and_summary(full_run, capsy
 
 def test_resume_equals_the_uninterrupted_run(full_run, tmp_path):
     run = tmp_path / "resumed"
-    train_gmo(TEST, run, progress=False, stop_after=1)
+    # stop_after=0 runs no iteration (and writes no checkpoint: the run starts afresh below)
+    nothing = train.train(TEST, run, progress=False, stop_after=0)
+    assert nothing["iterations"] == 0 and not nothing["finished"]
+    assert not rd.has_checkpoints(run) and metrics(run) == []
+    train.train(TEST, run, progress=False, stop_after=1)
     assert [r["iteration"] for r in metrics(run)] == [1]
     # --resume finds the algorithm in the run directory
     assert cli.main(["train", "--run-dir", str(run), "--resume", "--no-progress"]) == 0
-    a, b = gmo_trained.load(full_run), gmo_trained.load(run)
+    a, b = players.load(full_run), players.load(run)
     assert a.step == b.step == 2
     assert tree_equal(a.variables, b.variables)
     strip = lambda r: {k: v for k, v in r.items() if k not in ("seconds",  # noqa: E731
@@ -215,9 +221,14 @@ def test_resume_equals_the_uninterrupted_run(full_run, tmp_path):
 
 
 def test_a_trained_gmo_plays_through_checkpoint_specs(full_run, tmp_path):
-    network = trained.load(full_run)
-    assert isinstance(network, gmo_trained.TrainedGMO) and network.step == 2
-    last = gmo_trained.load(full_run / "checkpoints" / "1")
+    network = players.load(full_run)
+    assert isinstance(network, players.GMOPlayer) and network.step == 2
+    assert network.algo == "gmo" and network.gmo == TEST.gmo and network.game == TEST.game
+    assert network.run_dir == full_run.absolute()
+    assert network.to_dict() == {"run_dir": str(full_run.absolute()), "step": 2, "algo": "gmo"}
+    assert isinstance(network.agent(), GMOAgent) and network.plays(network.agent())
+    assert "step 2 (gmo, " in network.describe()
+    last = players.load(full_run / "checkpoints" / "1")
     assert last.step == 1 and not tree_equal(last.variables, network.variables)
     for spec in ("gmo", "trained"):
         agent = make_agent(spec, network)
@@ -243,32 +254,57 @@ def test_a_trained_gmo_plays_through_checkpoint_specs(full_run, tmp_path):
 @pytest.mark.parametrize("assignment, message", [
     ("bogus.key=1", "unknown config key 'bogus.key'; valid keys: game.id"),
     ("data.bogus=1", "unknown field 'bogus' for config.data"),
-    ("data.games=0", "data.games must be an int >= 1"),
-    ("data.games=many", "field 'games' takes an int, got 'many'"),
-    ("data.epsilon=1.5", r"data.epsilon must be a finite number in \[0.0, 1.0\]"),
-    ("data.random_plies=-1", "data.random_plies must be an int >= 0"),
+    ("data.games=0", "config.data field 'games' must be an int >= 1, got 0"),
+    ("data.games=True", "config.data field 'games' takes an int, got 'True'"),
+    ("data.games=many", "config.data field 'games' takes an int, got 'many'"),
+    ("data.epsilon=1.5", r"config.data field 'epsilon' must be in \[0, 1\], got 1.5"),
+    ("data.random_plies=-1", "config.data field 'random_plies' must be an int >= 0, got -1"),
     ("data.agent=nobody", "data.agent: unknown agent 'nobody'; available"),
-    ("data.agent=mcts:num_simulations=0", "data.agent: num_simulations must be an int >= 1"),
+    ("data.agent=mcts:num_simulations=0",
+     "data.agent: agent 'mcts' field 'num_simulations' must be an int >= 1, got 0"),
     ("optim.schedule=linear", "optim.schedule must be one of"),
     ("optim.log_var_min=5", "optim.log_var_min must be < optim.log_var_max"),
-    ("optim.batch_size=0", "optim.batch_size must be an int >= 1"),
-    ("optim.learning_rate=-1", "optim.learning_rate must be a finite number >= 0"),
-    ("gmo.hidden_dim=0", "hidden_dim must be an int >= 1"),
+    ("optim.batch_size=0", "config.optim field 'batch_size' must be an int >= 1, got 0"),
+    ("optim.learning_rate=-1", "config.optim field 'learning_rate' must be >= 0, got -1.0"),
+    ("gmo.hidden_dim=0", "hidden_dim' must be an int >= 1"),
     ("gmo.dropout_rate=1", r"dropout_rate must be in \[0, 1\)"),
-    ("eval.games=0", "eval.games must be an int >= 1"),
-    ("run.iterations=0", "run.iterations must be an int >= 1"),
-    ("game.board_size=3", "board_size must be an int in 5..20"),
+    ("eval.games=0", "config.eval field 'games' must be an int >= 1, got 0"),
+    ("run.iterations=0", "config.run field 'iterations' must be an int >= 1, got 0"),
+    ("run.devices=-1", "config.run field 'devices' must be an int >= 0, got -1"),
+    ("game.board_size=3", "board_size' must be an int in 5..20"),
 ])
 def test_bad_config_values_raise_clear_errors(assignment, message):
     with pytest.raises(ValueError, match=message):
         override(TEST, [assignment])
 
 
+@pytest.mark.parametrize("section, kw, message", [
+    (DataSection, {"games": 0}, "data.games must be an int >= 1, got 0"),
+    (DataSection, {"games": True}, "data.games takes an int, got True"),
+    (DataSection, {"epsilon": 1.5}, r"data.epsilon must be in \[0, 1\], got 1.5"),
+    (RunSection, {"devices": -1}, "run.devices must be an int >= 0, got -1"),
+])
+def test_sections_built_directly_validate_their_fields(section, kw, message):
+    with pytest.raises(ValueError, match=message):
+        section(**kw)
+
+
 def test_configs_round_trip_and_list_their_keys(capsys):
-    for name, config in gmo_config.PRESETS.items():
+    assert GMOTrainConfig.presets() == PRESETS and "gmo_test" in PRESETS
+    for name, config in GMOTrainConfig.presets().items():
         assert GMOTrainConfig.from_dict(json.loads(config.to_json())) == config, name
+        assert train.preset(name) == config == GMOTrainConfig.preset(name), name
+        assert train.presets()[name] == "gmo", name
         GMOTrainer(config)  # every preset's data agent plays its game
-    assert gmo_config.preset("gmo_fauxgo").env().id == "fauxgo"
+    assert train.preset("gmo_fauxgo").env().id == "fauxgo"
+    assert json.loads(TEST.to_json())["player"] == "gmo"
+    # one trainer per config; a restore target on the first device
+    assert train.trainer_for(TEST) is train.trainer_for(TEST)
+    first = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    assert all(x.sharding == first
+               for x in jax.tree.leaves(train.trainer_for(TEST).abstract_state()))
+    with pytest.raises(ValueError, match="GMO's trainer runs on one device"):
+        GMOTrainer(override(TEST, ["run.devices=2"]))
     selfplay = GMOTrainer(override(TEST, ["data.agent=self"]))  # the GMO being trained
     assert selfplay.self_play and selfplay.data_agent == selfplay.agent()
     with pytest.raises(ValueError, match="a 'alphazero' run's, not a 'gmo' run's"):
@@ -279,7 +315,7 @@ def test_configs_round_trip_and_list_their_keys(capsys):
     assert cli.main(["train", "--algo", "gmo", "--preset", "gmo_test", "--list-keys",
                      "--set", "data.games=16"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert [line.split(" = ")[0] for line in lines] == gmo_config.valid_keys(TEST)
+    assert [line.split(" = ")[0] for line in lines] == train.valid_keys(TEST)
     values = dict(line.split(" = ", 1) for line in lines)
     assert values["data.games"] == "16" and values["gmo.hidden_dim"] == "32"
     assert json.loads(values["eval.opponents"]) == ["random", "previous"]
@@ -287,7 +323,8 @@ def test_configs_round_trip_and_list_their_keys(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--algo", "gmo", "--preset", "quick"], "--preset quick is not a preset of --algo gmo"),
-    (["--preset", "gmo_test", "--set", "data.games=0"], "data.games must be an int >= 1"),
+    (["--preset", "gmo_test", "--set", "data.games=0"],
+     "config.data field 'games' must be an int >= 1, got 0"),
     (["--preset", "gmo_test", "--set", "selfplay.games=8"], "unknown config key"),
     (["--algo", "gmo", "--resume"], "is not a run directory: no config.json in it"),
     (["--preset", "gmo_test", "--set", "eval.opponents=random;nobody"],
@@ -301,11 +338,12 @@ def test_bad_gmo_flags_exit_with_clear_errors(argv, message, tmp_path):
 
 
 def alphazero_like_copy(full_run):
-    """A copy of the run's config.json as an AlphaZero run's (no algo tag)."""
+    """A copy of the run's config.json as an AlphaZero run's from before the tags (no algo
+    and no player tag)."""
     other = full_run.parent / "alphazero_like"
     other.mkdir(exist_ok=True)
     data = json.loads((full_run / "config.json").read_text())
-    del data["algo"]
+    del data["algo"], data["player"]
     (other / "config.json").write_text(json.dumps(data))
     return other
 
@@ -324,16 +362,17 @@ def test_a_gmo_run_directory_refuses_other_configs_and_algorithms(full_run):
     with pytest.raises(SystemExit) as e:  # an AlphaZero preset in a GMO run's directory
         cli.main(["train", "--preset", "test", "--run-dir", str(full_run)])
     assert f"{full_run} holds a run of --algo gmo, not alphazero" in str(e.value.code)
-    with pytest.raises(ValueError, match="holds a run of --algo alphazero, not a GMO run"):
-        gmo_config.load_config(alphazero_like_copy(full_run))
+    with pytest.raises(ValueError, match="holds a run of --algo alphazero, not gmo"):
+        train.load_config(alphazero_like_copy(full_run), GMOTrainConfig)
     with pytest.raises(ValueError, match="no checkpoint 7"):
-        gmo_trained.load(full_run, 7)
+        players.load(full_run, 7)
 
 
 def test_export_refuses_a_gmo_run_with_a_clear_error(full_run, tmp_path):
     from gomoku_jax.io.export import export_checkpoint
 
-    with pytest.raises(ValueError, match="is a GMO run"):
+    with pytest.raises(ValueError, match="is a gmo run of a gmo network: export takes a "
+                                         "policy-value network"):
         export_checkpoint(full_run, tmp_path / "net.hlo")
     assert not (tmp_path / "net.hlo").exists()
 
@@ -341,11 +380,11 @@ def test_export_refuses_a_gmo_run_with_a_clear_error(full_run, tmp_path):
 def test_pbrain_plays_a_gmo_run_as_gmo_or_trained(full_run):
     from gomoku_jax.cli.pbrain import network_agent
 
-    run = trained.load(full_run)
+    run = players.load(full_run)
     for name, pairs in (("gmo", ["beta=0"]), ("trained", [])):
         agent = network_agent(name, pairs, run)
         assert isinstance(agent, GMOAgent)
-        assert agent.state_dim == run.config.gmo.state_dim
+        assert agent.state_dim == run.gmo.state_dim == TEST.gmo.state_dim
     assert network_agent("gmo", ["beta=0"], run).beta == 0.0
     with pytest.raises(ValueError, match="GMO run"):
         network_agent("mcts", [], run)

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from gomoku_jax.games.gomoku import rules
 from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.train import replay
-from gomoku_jax.train.samples import Sample
+from gomoku_jax.train.alphazero.samples import Sample
 
 CONFIG = GameConfig(board_size=5, win_length=4)
 M = 8  # samples per add call (a static shape: one compilation per capacity)

@@ -20,7 +20,7 @@ from gomoku_jax.games.gomoku.state import BLACK
 from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
 from gomoku_jax.search import PUCT
 from gomoku_jax.search.evaluators import NetworkEvaluator
-from gomoku_jax.train import selfplay
+from gomoku_jax.train.alphazero import selfplay
 
 ENV = gomoku_jax.make("gomoku", board_size=7, win_length=4, observation="canonical")
 N, B, T, SIMS, CALLS = 7, 8, 6, 4, 6

@@ -8,9 +8,10 @@ import json
 import pytest
 
 from gomoku_jax import cli
-from gomoku_jax.train import checkpoint, loop
+from gomoku_jax.players import run_dir as rd
+from gomoku_jax.train import load_config
 from gomoku_jax.train.config import override, valid_keys
-from gomoku_jax.train.presets import preset
+from gomoku_jax.train import preset
 
 SETS = ["replay.synthetic_fraction=0", "eval.every=0", "eval.opponents=random",
         "run.iterations=3"]
@@ -103,12 +104,12 @@ def test_short_run_writes_its_files_and_refuses_another_config(tmp_path, capsys)
     assert f"{run}: 1 iterations in" in out
     for name in ("config.json", "metrics.jsonl", "checkpoints"):
         assert (run / name).exists(), name
-    assert not (run / loop.SUMMARY_FILE).exists()  # written when the run finishes
-    assert checkpoint.load_config(run) == override(preset("test"), SETS)
+    assert not (run / rd.SUMMARY_FILE).exists()  # written when the run finishes
+    assert load_config(run) == override(preset("test"), SETS)
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["iteration"] for r in records] == [1]
     assert {"loss", "games", "buffer_size", "seconds"} <= set(records[0])
-    assert checkpoint.manager(run, read_only=True).all_steps() == [1]
+    assert rd.manager(run, read_only=True).all_steps() == [1]
     # TensorBoard (tensorboardX is a dev dependency): one event file with the metrics
     assert {"loss", "value_loss", "games"} <= scalar_tags(run / "tensorboard")
     # the same directory with another config is refused, with a hint to --resume

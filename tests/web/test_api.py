@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.games.gomoku.opening_rule import OpeningGomoku
 from gomoku_jax.io.player import TimedPlayer
-from gomoku_jax.train.trained import default_network_path
+from gomoku_jax.players import default_network_path
 from gomoku_jax.web.app import MAX_BODY_BYTES, create_app
 from gomoku_jax.web.seats import AgentBook, Seat
 from gomoku_jax.web.sessions import SessionStore, legal_move

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
+from typing import Annotated
 
+from gomoku_jax.configs import Bounds, FiniteFloat
 from gomoku_jax.games.protocol import GameSpec
 
 MIN_BOARD_SIZE, MAX_BOARD_SIZE = 5, 19
@@ -24,22 +24,8 @@ class FauxGoConfig(GameSpec):
 
     id = "fauxgo"
 
-    board_size: int = 9
-    komi: float = 0.0
-
-    def __post_init__(self):
-        n = self.board_size
-        if isinstance(n, numbers.Integral) and not isinstance(n, bool):
-            object.__setattr__(self, "board_size", int(n))
-            n = int(n)
-        if isinstance(n, bool) or not isinstance(n, int) \
-                or not MIN_BOARD_SIZE <= n <= MAX_BOARD_SIZE:
-            raise ValueError(
-                f"board_size must be an int in {MIN_BOARD_SIZE}..{MAX_BOARD_SIZE}, got {n!r}")
-        k = self.komi
-        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not math.isfinite(k):
-            raise ValueError(f"komi must be a finite number, got {k!r}")
-        object.__setattr__(self, "komi", float(k))
+    board_size: Annotated[int, Bounds(MIN_BOARD_SIZE, MAX_BOARD_SIZE)] = 9
+    komi: FiniteFloat = 0.0
 
     @property
     def num_cells(self) -> int:

@@ -47,13 +47,13 @@ best; when every placement is vetoed (or none is legal) the AI passes.
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from gomoku_jax import configs
+from gomoku_jax.configs import FiniteFloat, NonNegativeFloat, NonNegativeInt, UnitFloat
 from gomoku_jax.games.fauxgo import regions, rules
 from gomoku_jax.games.fauxgo.state import EMPTY, State
 
@@ -69,66 +69,50 @@ class FauxGoHeuristicConfig:
     points and thresholds inside the components and vetoes (see the module doc).
     """
 
-    position_weight: float = 1.0
-    liberties_weight: float = 2.0
-    connection_weight: float = 3.0
-    territory_weight: float = 5.0
-    capture_weight: float = 10.0
-    progress_weight: float = 15.0
-    block_weight: float = 30.0
-    urgent_weight: float = 50.0
-    capture_block_weight: float = 100.0
+    position_weight: FiniteFloat = 1.0
+    liberties_weight: FiniteFloat = 2.0
+    connection_weight: FiniteFloat = 3.0
+    territory_weight: FiniteFloat = 5.0
+    capture_weight: FiniteFloat = 10.0
+    progress_weight: FiniteFloat = 15.0
+    block_weight: FiniteFloat = 30.0
+    urgent_weight: FiniteFloat = 50.0
+    capture_block_weight: FiniteFloat = 100.0
 
-    liberty_points: float = 5.0
-    adjacent_friend_points: float = 10.0
-    nearby_friend_points: float = 2.0
-    territory_radius: int = 2
-    territory_points: float = 30.0
-    capture_stone_points: float = 50.0
-    enclosure_bonus: float = 200.0
-    enclosure_cell_points: float = 5.0
-    progress_points: float = 30.0
-    progress_exit_points: float = 10.0
-    progress_close_points: float = 5.0
-    progress_close_exits: int = 3
-    endangered_exits: int = 3
-    endangered_share: float = 0.5
-    block_points: float = 30.0
-    block_exit_points: float = 5.0
-    critical_exits: int = 2
-    urgent_adjacent_points: float = 50.0
-    urgent_gap_points: float = 80.0
-    urgent_escape_points: float = 100.0
-    capture_block_points: float = 150.0
-    capture_block_stone_points: float = 30.0
+    liberty_points: FiniteFloat = 5.0
+    adjacent_friend_points: FiniteFloat = 10.0
+    nearby_friend_points: FiniteFloat = 2.0
+    territory_radius: NonNegativeInt = 2
+    territory_points: FiniteFloat = 30.0
+    capture_stone_points: FiniteFloat = 50.0
+    enclosure_bonus: FiniteFloat = 200.0
+    enclosure_cell_points: FiniteFloat = 5.0
+    progress_points: FiniteFloat = 30.0
+    progress_exit_points: FiniteFloat = 10.0
+    progress_close_points: FiniteFloat = 5.0
+    progress_close_exits: NonNegativeInt = 3
+    endangered_exits: NonNegativeInt = 3
+    endangered_share: UnitFloat = 0.5
+    block_points: FiniteFloat = 30.0
+    block_exit_points: FiniteFloat = 5.0
+    critical_exits: NonNegativeInt = 2
+    urgent_adjacent_points: FiniteFloat = 50.0
+    urgent_gap_points: FiniteFloat = 80.0
+    urgent_escape_points: FiniteFloat = 100.0
+    capture_block_points: FiniteFloat = 150.0
+    capture_block_stone_points: FiniteFloat = 30.0
 
     veto_one_move: bool = True
     veto_danger: bool = True
-    danger_few_exits: int = 2
-    danger_few_share: float = 0.6
-    danger_some_exits: int = 4
-    danger_some_share: float = 0.4
+    danger_few_exits: NonNegativeInt = 2
+    danger_few_share: UnitFloat = 0.6
+    danger_some_exits: NonNegativeInt = 4
+    danger_some_share: UnitFloat = 0.4
 
-    select_margin: float = 2.0
+    select_margin: NonNegativeFloat = 2.0
 
     def __post_init__(self):
-        for f in dataclasses.fields(FauxGoHeuristicConfig):
-            value = getattr(self, f.name)
-            if f.type == "bool":
-                if not isinstance(value, bool):
-                    raise ValueError(f"{f.name} must be true or false, got {value!r}")
-            elif f.type == "int":
-                if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
-                        or value < 0:
-                    raise ValueError(f"{f.name} must be an int >= 0, got {value!r}")
-            elif isinstance(value, bool) or not isinstance(value, numbers.Real) \
-                    or not math.isfinite(value):
-                raise ValueError(f"{f.name} must be a finite number, got {value!r}")
-        for name in ("danger_few_share", "danger_some_share", "endangered_share"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
-        if self.select_margin < 0:
-            raise ValueError(f"select_margin must be >= 0, got {self.select_margin!r}")
+        configs.validate(self)  # the agent's fields too, where it is an agent's base
 
     @property
     def weights(self) -> tuple[float, ...]:

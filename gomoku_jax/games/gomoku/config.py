@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
-from typing import Callable, Union
+from typing import Annotated, Callable, Optional, Union
 
 import jax
 
+from gomoku_jax.configs import Bounds
 from gomoku_jax.games.protocol import GameSpec
 
 RULES = ("freestyle", "exact5")
@@ -39,26 +39,21 @@ class GameConfig(GameSpec):
 
     id = "gomoku"
 
-    board_size: int = 15
-    win_length: int = 5
+    board_size: Annotated[int, Bounds(MIN_BOARD_SIZE, MAX_BOARD_SIZE)] = 15
+    win_length: Annotated[int, Bounds(MIN_WIN_LENGTH)] = 5
     rule: str = "freestyle"
     observation: str = "absolute"
-    feature_plane: Union[str, FeaturePlane] = "none"
+    feature_plane: Optional[Union[str, FeaturePlane]] = "none"
 
     def __post_init__(self):
-        for name in ("board_size", "win_length"):  # accept NumPy ints, store Python ints
-            v = getattr(self, name)
-            if isinstance(v, numbers.Integral) and not isinstance(v, bool):
-                object.__setattr__(self, name, int(v))
+        super().__post_init__()  # types and ranges (NumPy ints are stored as Python ints)
         if self.feature_plane is None:
             object.__setattr__(self, "feature_plane", "none")
         n, k = self.board_size, self.win_length
-        if isinstance(n, bool) or not isinstance(n, int) or not MIN_BOARD_SIZE <= n <= MAX_BOARD_SIZE:
+        if k > n:
             raise ValueError(
-                f"board_size must be an int in {MIN_BOARD_SIZE}..{MAX_BOARD_SIZE}, got {n!r}")
-        if isinstance(k, bool) or not isinstance(k, int) or not MIN_WIN_LENGTH <= k <= n:
-            raise ValueError(
-                f"win_length must be an int in {MIN_WIN_LENGTH}..board_size ({n}), got {k!r}")
+                f"game.win_length must be an int in {MIN_WIN_LENGTH}..board_size ({n}), "
+                f"got {k!r}")
         if self.rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
         if self.observation not in OBSERVATION_FORMS:

@@ -16,7 +16,7 @@ from gomoku_jax.games.gomoku.observe import observe
 from gomoku_jax.games.gomoku.openings import DEFAULT_OPENINGS, opening_actions
 from gomoku_jax.games.gomoku.render import to_svg, to_text
 from gomoku_jax.games.gomoku.state import State
-from gomoku_jax.games.gomoku.tactical import tactical_examples
+from gomoku_jax.games.gomoku.tactical_examples import tactical_examples
 from gomoku_jax.games.protocol import Examples
 
 VERSION = "v1"

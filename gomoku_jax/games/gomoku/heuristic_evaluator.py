@@ -1,5 +1,6 @@
 """Gomoku's heuristic evaluator for search: a prior from the cell values and a position value,
-no network. It plugs into the search by name ("heuristic", see `agents.registry`)."""
+no network. It plugs into the search by name ("heuristic", see
+`agents.evaluator_registry`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import ClassVar
 
 import jax
 
+from gomoku_jax import configs
 from gomoku_jax.games.gomoku.features.cell_values import (CellValues, cell_values,
                                                           position_value)
 from gomoku_jax.games.gomoku.features.heuristic_score import HeuristicScoreConfig
@@ -27,6 +29,9 @@ class HeuristicWeights:
     value_scale: float = 50.0
     patterns: PatternConfig = PatternConfig()
     heuristic_score: HeuristicScoreConfig = HeuristicScoreConfig()
+
+    def __post_init__(self):
+        configs.validate(self)  # the fields of subclasses (the evaluator, the agent) too
 
     def cell_values(self, board, colour, win_length, rule) -> CellValues:
         """What a `colour` stone is worth on each cell of `board` with these weights."""

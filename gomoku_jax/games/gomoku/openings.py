@@ -32,6 +32,8 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from gomoku_jax import configs
+
 Opening = tuple[tuple[int, int], ...]
 
 # Black on the centre, white next to it straight ("direct", as in renju's opening names) or
@@ -50,9 +52,7 @@ DEFAULT_OPENINGS: tuple[Opening, ...] = (
 
 
 def _as_int(v, where: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ValueError(f"{where}: expected an integer offset, got {v!r}")
-    return v
+    return configs.check_int(f"{where}: an offset", v)
 
 
 def normalize(openings: Iterable[Sequence[Sequence[int]]]) -> tuple[Opening, ...]:

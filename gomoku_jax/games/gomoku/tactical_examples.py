@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gomoku_jax import configs
 from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.games.gomoku.features.lines import line_planes, run_length
 from gomoku_jax.games.gomoku.features.proximity import ProximityConfig, proximity_mask
@@ -82,8 +83,7 @@ def tactical_examples(config: GameConfig, key: jax.Array, num: int, *, min_stone
     """
     n = config.board_size
     for name, v in (("num", num), ("min_stones", min_stones), ("max_stones", max_stones)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-            raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+        configs.check_int(name, v, 0)
     if not min_stones <= max_stones <= n * n:
         raise ValueError(f"need min_stones <= max_stones <= board_size**2 ({n * n}), got "
                          f"min_stones={min_stones}, max_stones={max_stones}")

@@ -53,12 +53,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import numbers
 from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 
+from gomoku_jax import configs
+from gomoku_jax.configs import PositiveInt
 from gomoku_jax.games.gomoku.config import RULES
 from gomoku_jax.games.gomoku.features.patterns import (CLOSED_THREE, FIVE, FOUR, OPEN_FOUR,
                                                        OPEN_THREE, OPEN_TWO, threats)
@@ -85,18 +86,12 @@ class VCFConfig:
         every shallower tree is searched first).
     """
 
-    max_depth: int = 8
-    max_nodes: int = 256
+    max_depth: PositiveInt = 8
+    max_nodes: PositiveInt = 256
     shortest: bool = False
 
     def __post_init__(self):
-        for name in ("max_depth", "max_nodes"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"VCFConfig.{name} must be an int >= 1, got {v!r}")
-            object.__setattr__(self, name, int(v))
-        if not isinstance(self.shortest, bool):
-            raise ValueError(f"VCFConfig.shortest must be a bool, got {self.shortest!r}")
+        configs.validate(self)
 
 
 class VCFResult(NamedTuple):
@@ -121,9 +116,7 @@ class VCFResult(NamedTuple):
 def _check_static(win_length: int, rule: str) -> None:
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
-    if isinstance(win_length, bool) or not isinstance(win_length, numbers.Integral) \
-            or win_length < 3:
-        raise ValueError(f"win_length must be an int >= 3, got {win_length!r}")
+    configs.check_int("win_length", win_length, 3)
 
 
 def _fives(flat: jax.Array, n: int, colour: jax.Array, k: int, rule: str) -> jax.Array:
@@ -302,9 +295,7 @@ def refutations(board: jax.Array, me, candidates: jax.Array, win_length: int = 5
         rest come back unchecked: `checked`, `refutes` etc. False.
     """
     _check_static(win_length, rule)
-    if isinstance(max_candidates, bool) or not isinstance(max_candidates, numbers.Integral) \
-            or max_candidates < 1:
-        raise ValueError(f"max_candidates must be an int >= 1, got {max_candidates!r}")
+    configs.check_int("max_candidates", max_candidates, 1)
     n = board.shape[-1]
     a = n * n
     me = jnp.asarray(me, jnp.int8)

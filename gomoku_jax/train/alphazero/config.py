@@ -17,10 +17,10 @@ most 225 moves) before its 50 steps.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Mapping
+from typing import ClassVar
 
 from gomoku_jax import games
-from gomoku_jax.agents import evaluators
+from gomoku_jax.agents import evaluator_registry as evaluators
 from gomoku_jax.configs import PositiveInt, NonNegativeInt, NonNegativeFloat, UnitFloat
 from gomoku_jax.games.protocol import Env, GameSpec
 from gomoku_jax.nets.resnet import NetConfig
@@ -47,7 +47,7 @@ class SelfPlaySection(shared.Section):
         policies and outcomes); 0 = network self-play from the start. A cheap evaluator
         (Gomoku's "heuristic" runs ~10x faster than a small ResNet on a CPU) fills the
         replay buffer with sensible games while a random network would play noise.
-      bootstrap_evaluator: an evaluator name of `agents.evaluators.EVALUATORS` (or "auto",
+      bootstrap_evaluator: an evaluator name of `agents.evaluator_registry.EVALUATORS` (or "auto",
         the game's preferred one) that evaluates the run's game; not "network".
     """
 
@@ -62,7 +62,7 @@ class SelfPlaySection(shared.Section):
 
     def __post_init__(self):
         super().__post_init__()
-        allowed = sorted({evaluators.AUTO, *evaluators.EVALUATORS} - {evaluators.NETWORK})
+        allowed = sorted(set(evaluators.names()) - {evaluators.NETWORK})
         if self.bootstrap_evaluator not in allowed:
             raise ValueError(f"selfplay.bootstrap_evaluator must be one of {allowed} (the "
                              f"network plays after the bootstrap), got "
@@ -117,19 +117,7 @@ class AlphaZeroConfig(shared.TrainingConfig):
 
     algo: ClassVar[str] = "alphazero"
     player: ClassVar[str] = "policy_value"
-    default_preset: ClassVar[str] = "quick"
 
     def __post_init__(self):
         if self.selfplay.bootstrap_iterations:
             self.selfplay.check_game(self.env())
-
-    @classmethod
-    def presets(cls) -> Mapping[str, "AlphaZeroConfig"]:
-        from gomoku_jax.train.alphazero.presets import PRESETS
-
-        return PRESETS
-
-    def trainer(self):
-        from gomoku_jax.train.alphazero.trainer import AlphaZero
-
-        return AlphaZero(self)

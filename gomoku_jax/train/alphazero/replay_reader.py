@@ -30,10 +30,16 @@ def load_replay(path: str | pathlib.Path, step: Optional[int] = None,
         checkpoints, a missing step, a checkpoint of another env version, one whose buffer
         does not fit the run's config, or one saved before samples recorded the move played.
     """
-    from gomoku_jax.train.algorithms import load_config
-
     run_dir, named = rd.locate(pathlib.Path(path))
-    config = load_config(run_dir, AlphaZeroConfig)
+    data = rd.config_data(run_dir)
+    algo, _ = rd.tags(data)
+    if algo != AlphaZeroConfig.algo:
+        raise ValueError(f"{run_dir} holds a run of --algo {algo}, not an AlphaZero run")
+    try:
+        config = AlphaZeroConfig.from_dict(data)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{run_dir / rd.CONFIG_FILE}: not a valid alphazero run config: "
+                         f"{e}") from None
     env = config.env()
     mgr, step, where = rd.open_step(run_dir, step if step is not None else named, env)
     shapes = jax.eval_shape(lambda: replay.init(example(env), config.replay.capacity))

@@ -40,7 +40,7 @@ import numpy as np
 from flax import struct
 from jax.sharding import NamedSharding, PartitionSpec as P
 
-from gomoku_jax.agents import evaluators
+from gomoku_jax.agents import evaluator_registry as evaluators
 from gomoku_jax.agents.search import SearchAgent
 from gomoku_jax.nets.resnet import NetVars, PolicyValueModel
 from gomoku_jax.players.policy_value import search_agent
@@ -48,6 +48,7 @@ from gomoku_jax.search.evaluators import NetworkEvaluator
 from gomoku_jax.train import augment, optim, replay
 from gomoku_jax.train.alphazero import learner, selfplay
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
+from gomoku_jax.train.alphazero.presets import PRESETS
 from gomoku_jax.train.alphazero.samples import Sample, example, from_examples
 
 
@@ -93,6 +94,10 @@ def make_mesh(num_devices: int = 0) -> jax.sharding.Mesh:
 class AlphaZero:
     """The static side of a run: config, model, optimiser, mesh and the compiled iteration."""
 
+    name = "alphazero"
+    Config = AlphaZeroConfig
+    PRESETS = PRESETS
+    default_preset = "quick"
     progress = (("loss", "loss"), ("v", "value_loss"))
 
     def __init__(self, config: AlphaZeroConfig, mesh: Optional[jax.sharding.Mesh] = None):

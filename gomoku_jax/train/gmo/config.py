@@ -11,7 +11,7 @@ shared `replay`, `optim`, `eval` and `run` sections with GMO's defaults. Presets
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Mapping
+from typing import ClassVar
 
 from gomoku_jax import games
 from gomoku_jax.agents.specs import make_agent
@@ -118,15 +118,3 @@ class GMOTrainConfig(shared.TrainingConfig):
 
     algo: ClassVar[str] = "gmo"
     player: ClassVar[str] = "gmo"
-    default_preset: ClassVar[str] = "gmo_quick"
-
-    @classmethod
-    def presets(cls) -> Mapping[str, "GMOTrainConfig"]:
-        from gomoku_jax.train.gmo.presets import PRESETS
-
-        return PRESETS
-
-    def trainer(self):
-        from gomoku_jax.train.gmo.trainer import GMOTrainer
-
-        return GMOTrainer(self)

@@ -39,6 +39,7 @@ from gomoku_jax.train import augment, optim, replay
 from gomoku_jax.train.alphazero.replay_reader import load_replay
 from gomoku_jax.train.gmo import data as gmo_data
 from gomoku_jax.train.gmo.config import SELF, GMOTrainConfig
+from gomoku_jax.train.gmo.presets import PRESETS
 
 
 @struct.dataclass
@@ -97,6 +98,10 @@ class GMOTrainer:
     """The static side of a GMO run: config, model, optimiser, data agent and the compiled
     iteration."""
 
+    name = "gmo"
+    Config = GMOTrainConfig
+    PRESETS = PRESETS
+    default_preset = "gmo_quick"
     progress = (("nll", "loss"), ("mse", "value_mse"))
 
     def __init__(self, config: GMOTrainConfig):

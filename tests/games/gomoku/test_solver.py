@@ -210,15 +210,15 @@ def test_vcf_matches_brute_force(n, k, stones, data):
 def test_vcf_matches_brute_force_on_deep_positions():
     """Positions the generator labels `fours_7` / `fours_9` on 7x7 (k = 5), where VCFs of
     three and four fours are the point, against the brute force at every depth."""
-    from gomoku_jax.games.gomoku import tactics
-    suite = tactics.generate(7, per_category=3, seed=11, max_positions=5_000,
-                             categories=tactics.FOURS_CATEGORIES)
+    from gomoku_jax.games.gomoku import tactics_suite
+    suite = tactics_suite.generate(7, per_category=3, seed=11, max_positions=5_000,
+                                   categories=tactics_suite.FOURS_CATEGORIES)
     assert len(suite.puzzles) == 6
     solver = Solver(7, 5)
     for p in suite.puzzles:
         board = p.board.reshape(-1)
         check_vcf(solver, board, 7, 5, p.to_move)
-        assert solver.vcf_depth(board, p.to_move, 9) == tactics.FOURS_PLIES[p.category]
+        assert solver.vcf_depth(board, p.to_move, 9) == tactics_suite.FOURS_PLIES[p.category]
 
 
 @pytest.mark.parametrize("n,k,stones", SMALL)

@@ -1,4 +1,4 @@
-"""Tactical examples (`gomoku_jax.games.gomoku.tactical`, seed 000 level 3).
+"""Tactical examples (`gomoku_jax.games.gomoku.tactical_examples`, seed 000 level 3).
 
 Every valid example is checked against a brute-force NumPy reference written here: for each
 empty cell, place a stone and ask `positions.winning_colours` (a full-board scan, independent
@@ -17,7 +17,7 @@ import pytest
 import gomoku_jax
 from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.games.gomoku.positions import winning_colours
-from gomoku_jax.games.gomoku.tactical import tactical_examples
+from gomoku_jax.games.gomoku.tactical_examples import tactical_examples
 from gomoku_jax.games.protocol import Examples
 
 NUM = 256  # examples per draw; the brute-force check looks at the first CHECKED of them

@@ -1,4 +1,4 @@
-"""The tactical suite (`games.gomoku.tactics`): the shipped file, its labels, the generator,
+"""The tactical suite (`games.gomoku.tactics_suite`): the shipped file, its labels, the generator,
 and scoring agents on it with `eval.puzzles.solve_rates`."""
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from conftest import EndCell
 import gomoku_jax
 from gomoku_jax.agents import make as make_agent
 from gomoku_jax.eval.puzzles import solve_rates
-from gomoku_jax.games.gomoku import tactics
+from gomoku_jax.games.gomoku import tactics_suite
 from gomoku_jax.games.gomoku.solver import Solver
 
 
 @functools.lru_cache(maxsize=None)
-def small_suite() -> tactics.Suite:
-    return tactics.generate(9, per_category=3, seed=7, max_positions=20_000)
+def small_suite() -> tactics_suite.Suite:
+    return tactics_suite.generate(9, per_category=3, seed=7, max_positions=20_000)
 
 
 @pytest.fixture(scope="module")
 def shipped():
-    return tactics.default_suite()
+    return tactics_suite.default_suite()
 
 
 def test_shipped_suite_shape(shipped):
@@ -33,10 +33,10 @@ def test_shipped_suite_shape(shipped):
     assert (cfg.board_size, cfg.win_length, cfg.rule) == (15, 5, "freestyle")
     assert shipped.env == gomoku_jax.make("gomoku")
     assert {c: len(v) for c, v in shipped.by_category().items()} == {
-        c: 40 for c in tactics.CATEGORIES}
+        c: 40 for c in tactics_suite.CATEGORIES}
     assert len({p.board.tobytes() for p in shipped.puzzles}) == len(shipped.puzzles)
     # the five basic categories first (the original 200), then the VCF ones appended
-    assert [p.category for p in shipped.puzzles] == [c for c in tactics.CATEGORIES
+    assert [p.category for p in shipped.puzzles] == [c for c in tactics_suite.CATEGORIES
                                                       for _ in range(40)]
 
 
@@ -45,7 +45,7 @@ def test_shipped_labels_are_the_solvers(shipped):
     solver = Solver(15, 5)
     for items in shipped.by_category().values():
         for p in items[:2]:
-            category, solutions = tactics.classify(solver, p.board, p.to_move)
+            category, solutions = tactics_suite.classify(solver, p.board, p.to_move)
             assert (category, tuple(sorted(solutions))) == (p.category, p.solutions)
 
 
@@ -54,7 +54,7 @@ def test_shipped_fours_puzzles_are_vcfs(shipped):
     cell, the shortest VCF is the category's horizon, the solutions are exactly the VCF's
     first moves (each a four), and there is no win within 5 plies (first two only: slower)."""
     solver = Solver(15, 5)
-    for category, plies in tactics.FOURS_PLIES.items():
+    for category, plies in tactics_suite.FOURS_PLIES.items():
         for i, p in enumerate(shipped.by_category()[category][:3]):
             b, me = p.board.reshape(-1), p.to_move
             assert solver.five_cells(b, -me).size == 0 and solver.five_cells(b, me).size == 0
@@ -69,26 +69,26 @@ def test_category_selection():
     """`generate(categories=...)` draws the same positions: the VCF puzzles alone are those
     of the full generation; `classify` answers None for a category not selected."""
     suite = small_suite()
-    fours = tactics.generate(9, per_category=3, seed=7, max_positions=20_000,
-                             categories=tactics.FOURS_CATEGORIES)
-    expected = [p for p in suite.puzzles if p.category in tactics.FOURS_CATEGORIES]
+    fours = tactics_suite.generate(9, per_category=3, seed=7, max_positions=20_000,
+                                   categories=tactics_suite.FOURS_CATEGORIES)
+    expected = [p for p in suite.puzzles if p.category in tactics_suite.FOURS_CATEGORIES]
     assert [p.category for p in fours.puzzles] == ["fours_7"] * 3 + ["fours_9"] * 3
     assert [(p.id, p.solutions) for p in fours.puzzles] == [(p.id, p.solutions)
                                                             for p in expected]
     assert all(np.array_equal(a.board, b.board) for a, b in zip(fours.puzzles, expected))
     solver = Solver(9, 5)
     for p in suite.puzzles:
-        label = tactics.classify(solver, p.board, p.to_move, tactics.FOURS_CATEGORIES)
-        if p.category in tactics.FOURS_CATEGORIES:
+        label = tactics_suite.classify(solver, p.board, p.to_move, tactics_suite.FOURS_CATEGORIES)
+        if p.category in tactics_suite.FOURS_CATEGORIES:
             assert (label[0], tuple(label[1])) == (p.category, p.solutions)
         else:
             assert label is None
     with pytest.raises(ValueError, match="categories must be"):
-        tactics.generate(9, per_category=1, categories=("fours_11",))
+        tactics_suite.generate(9, per_category=1, categories=("fours_11",))
     with pytest.raises(ValueError, match="categories must be"):
-        tactics.generate(9, per_category=1, categories=())
+        tactics_suite.generate(9, per_category=1, categories=())
     with pytest.raises(ValueError, match="categories must be among"):
-        tactics.classify(solver, suite.puzzles[0].board, 1, ("mate",))
+        tactics_suite.classify(solver, suite.puzzles[0].board, 1, ("mate",))
 
 
 def test_five_and_block_against_the_env(shipped):
@@ -113,20 +113,20 @@ def test_five_and_block_against_the_env(shipped):
 
 def test_generate_is_seeded_and_consistent():
     suite = small_suite()
-    again = tactics.generate(9, per_category=3, seed=7, max_positions=20_000)
+    again = tactics_suite.generate(9, per_category=3, seed=7, max_positions=20_000)
     assert [p.id for p in suite.puzzles] == [p.id for p in again.puzzles]
     assert all(np.array_equal(a.board, b.board) for a, b in zip(suite.puzzles, again.puzzles))
     solver = Solver(9, 5)
     for p in suite.puzzles:
-        assert tactics.classify(solver, p.board, p.to_move)[0] == p.category
+        assert tactics_suite.classify(solver, p.board, p.to_move)[0] == p.category
         assert all(p.board.reshape(-1)[a] == 0 for a in p.solutions)
 
 
 def test_json_round_trip(tmp_path):
     suite = small_suite()
     path = tmp_path / "suite.json"
-    tactics.save(suite, path)
-    back = tactics.load(path)
+    tactics_suite.save(suite, path)
+    back = tactics_suite.load(path)
     assert back.config == suite.config
     for a, b in zip(suite.puzzles, back.puzzles):
         assert (a.id, a.category, a.to_move, a.solutions) == (b.id, b.category, b.to_move,
@@ -144,17 +144,17 @@ def test_json_round_trip(tmp_path):
     (lambda d: d.pop("rule"), "needs board_size"),
 ])
 def test_bad_suite_files_are_refused(edit, message):
-    data = copy.deepcopy(tactics.to_json(small_suite()))
+    data = copy.deepcopy(tactics_suite.to_json(small_suite()))
     edit(data)
     with pytest.raises(ValueError, match=message):
-        tactics.from_json(data)
+        tactics_suite.from_json(data)
 
 
 def test_unreadable_file(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text("{not json")
     with pytest.raises(ValueError, match="cannot read tactical suite"):
-        tactics.load(bad)
+        tactics_suite.load(bad)
 
 
 def test_puzzles_for_eval_are_the_suites_positions():
@@ -182,7 +182,7 @@ def test_solve_rates_counts_exactly():
     for category, items in suite.by_category().items():
         expected = sum(lowest[p.id] in p.solutions for p in items)
         assert result.solved[category] == (expected, len(items))
-    assert list(result.solved) == list(tactics.CATEGORIES)  # in order of appearance
+    assert list(result.solved) == list(tactics_suite.CATEGORIES)  # in order of appearance
     assert result.total == (sum(s for s, _ in result.solved.values()), len(suite.puzzles))
     assert result.rate == result.total[0] / result.total[1]
     assert result.seconds_per_move > 0 and result.batch_seconds_per_move > 0

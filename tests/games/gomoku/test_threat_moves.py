@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gomoku_jax.agents import registry
-from gomoku_jax.games.gomoku import tactics
+from gomoku_jax.games.gomoku import tactics_suite
 from gomoku_jax.games.gomoku.env import Gomoku
 from gomoku_jax.games.gomoku.positions import from_board
 from gomoku_jax.games.gomoku.solver import Solver
@@ -34,13 +34,13 @@ def hook(n: int, nodes: int = 512):
 
 
 def random_positions(seed: int, count: int, n: int = N):
-    """Boards from random near-stone play (`tactics.random_position`) with no five on them
+    """Boards from random near-stone play (`tactics_suite.random_position`) with no five on them
     and no five cell for either side (a five cell is the trivial case)."""
     rng = np.random.default_rng(seed)
     solver = Solver(n, 5)
     out = []
     while len(out) < count:
-        board = tactics.random_position(rng, n, int(rng.integers(12, 30)))
+        board = tactics_suite.random_position(rng, n, int(rng.integers(12, 30)))
         if board is None:
             continue
         flat = board.reshape(-1)
@@ -104,7 +104,7 @@ def test_no_threats_leave_the_root_alone():
 def test_search_agent_plays_the_shipped_vcf_puzzles(category):
     """One simulation is enough: the move comes from the threat search (and without it the
     same agent misses most of them)."""
-    suite = tactics.default_suite()
+    suite = tactics_suite.default_suite()
     puzzles = [p for p in suite.puzzles_for_eval() if p[1] == category][:8]
     env = suite.env
     agent = registry.make("mcts", num_simulations=1).bind(env)

@@ -9,11 +9,11 @@ import json
 import pytest
 
 from gomoku_jax.cli import common
-from gomoku_jax.train import trained
+from gomoku_jax import players
 
 
 def test_shipped_network_is_small_and_records_its_run():
-    path = trained.default_network_path()
+    path = players.default_network_path()
     size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     assert size <= 5 * 2 ** 20, size
     config = json.loads((path / "config.json").read_text())
@@ -25,7 +25,7 @@ def test_shipped_network_is_small_and_records_its_run():
 
 @pytest.fixture(scope="module")
 def network():
-    return trained.default_network()
+    return players.default_network()
 
 
 def test_default_network_loads(network):
@@ -37,10 +37,10 @@ def test_specs_that_need_a_network_get_the_shipped_one(network):
     assert common.needs_network(["heuristic", "trained:num_simulations=8"])
     assert common.needs_network(["mcts:evaluator=network"])
     assert not common.needs_network(["heuristic", "mcts"])
-    assert trained.load_for_cli(None) is None
-    assert trained.load_for_cli(None, default=True).step == network.step
+    assert players.load_for_cli(None) is None
+    assert players.load_for_cli(None, default=True).step == network.step
     with pytest.raises(SystemExit, match="--step 3 needs --checkpoint"):
-        trained.load_for_cli(None, 3, default=True)
+        players.load_for_cli(None, 3, default=True)
 
 
 

@@ -11,34 +11,36 @@ import pytest
 
 from gomoku_jax import cli
 from gomoku_jax.agents import PolicyAgent, SearchAgent, specs
-from gomoku_jax.train import trained
+from gomoku_jax import players
 
 
 @pytest.fixture(scope="module")
 def network(trained_run):
-    return trained.load(trained_run)
+    return players.load(trained_run)
 
 
 def test_load_finds_the_step_from_any_of_the_run_paths(trained_run, network):
     assert network.step == 5 and network.run_dir == trained_run.absolute()
     for path in (trained_run / "checkpoints", trained_run / "checkpoints" / "5"):
-        other = trained.load(path)
+        other = players.load(path)
         assert (other.step, other.run_dir) == (5, network.run_dir)
-    assert trained.load(trained_run, step=4).step == 4
+    assert players.load(trained_run, step=4).step == 4
     with pytest.raises(ValueError, match="has no checkpoint 2; it has \\[3, 4, 5\\]"):
-        trained.load(trained_run, step=2)
+        players.load(trained_run, step=2)
     game = network.game_spec
     assert (game.board_size, game.win_length, game.observation) == (7, 4, "canonical")
     assert network.env.spec == game
-    assert "step 5 (Gomoku(board_size=7, win_length=4" in network.describe()
+    assert "step 5 (alphazero, Gomoku(board_size=7, win_length=4" in network.describe()
 
 
 def test_specs_with_a_network(network):
     agent = specs.make_agent("trained", network)
     assert agent == network.agent()
     assert isinstance(agent, SearchAgent) and agent.evaluator == "network"
-    assert agent.num_simulations == network.config.eval.agent_simulations
-    assert agent.search == network.config.search.for_play()  # full strength
+    saved = json.loads((network.run_dir / "config.json").read_text())
+    assert agent.num_simulations == network.agent_simulations == saved["eval"]["agent_simulations"]
+    assert agent.search == network.search.for_play()  # full strength
+    assert isinstance(network, players.PolicyValuePlayer) and network.algo == "alphazero"
     assert agent.search.greedy and agent.search.dirichlet_fraction == 0
     assert agent.env == network.env
     assert specs.make_agent("trained:num_simulations=16", network).num_simulations == 16
@@ -143,7 +145,7 @@ def test_arena_on_connect_four_from_the_command_line(capsys):
 def test_agents_of_two_loads_are_equal_and_share_compiled_code(trained_run):
     """The agent holds the model (a frozen dataclass), not a bound method: loading the same
     run twice gives equal agents, so `compiled_match`'s cache is hit."""
-    first, second = trained.load(trained_run), trained.load(trained_run)
+    first, second = players.load(trained_run), players.load(trained_run)
     assert first.model is not second.model
     assert first.agent() == second.agent()
     assert hash(first.agent()) == hash(second.agent())
