@@ -98,6 +98,7 @@ class AlphaZero:
     Config = AlphaZeroConfig
     PRESETS = PRESETS
     default_preset = "quick"
+    test_preset = "test"  # tiny: what the generic lifecycle test trains
     progress = (("loss", "loss"), ("v", "value_loss"))
 
     def __init__(self, config: AlphaZeroConfig, mesh: Optional[jax.sharding.Mesh] = None):

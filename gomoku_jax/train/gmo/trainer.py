@@ -102,6 +102,7 @@ class GMOTrainer:
     Config = GMOTrainConfig
     PRESETS = PRESETS
     default_preset = "gmo_quick"
+    test_preset = "gmo_test"  # tiny: what the generic lifecycle test trains
     progress = (("nll", "loss"), ("mse", "value_mse"))
 
     def __init__(self, config: GMOTrainConfig):

@@ -1,0 +1,82 @@
+"""Every registered training algorithm through the generic lifecycle, as the env API test
+takes every game: train -> kill -> resume (the same params as an uninterrupted run) ->
+extend -> load (through `players`, without the training layer) -> play."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+from gomoku_jax import cli, players
+from gomoku_jax.agents import registry as agents
+from gomoku_jax.eval.arena import run_match
+from gomoku_jax.players import run_dir as rd
+from gomoku_jax.train import ALGORITHMS, load_config, override, preset, train
+
+TIMING = ("seconds", "games_per_second", "positions_per_second")
+# Small arenas: the lifecycle, not the strength, is under test.
+SETS = ["eval.opponents=random", "eval.games=4", "run.iterations=2", "run.checkpoint_every=1"]
+
+
+def metrics(run_dir):
+    lines = (run_dir / rd.METRICS_FILE).read_text().splitlines()
+    return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
+
+
+def leaves(tree):
+    return [np.asarray(x) for x in jax.tree.leaves(tree)]
+
+
+@pytest.mark.parametrize("algo", sorted(ALGORITHMS))
+def test_lifecycle(algo, tmp_path, capsys):
+    cls = ALGORITHMS[algo]
+    config = override(preset(cls.test_preset, algo), SETS)
+    assert config.algo == algo and isinstance(config, cls.Config)
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+
+    summary = train(config, whole, progress=False)
+    assert summary["finished"] and summary["iterations"] == 2 and summary["algo"] == algo
+
+    # killed after its first checkpoint, then resumed: the uninterrupted run, exactly
+    summary = train(config, killed, progress=False, stop_after=1)
+    assert not summary["finished"] and summary["iterations"] == 1
+    assert not (killed / rd.SUMMARY_FILE).exists()
+    assert rd.manager(killed, read_only=True).all_steps() == [1]
+    summary = train(config, killed, progress=False)
+    assert summary["finished"] and summary["iterations"] == 2
+    assert metrics(killed) == metrics(whole)
+    a, b = players.load(whole), players.load(killed)
+    for x, y in zip(leaves(a.variables), leaves(b.variables), strict=True):
+        np.testing.assert_array_equal(x, y)
+
+    # a finished run is left alone; more iterations extend it
+    assert train(config, killed, progress=False)["already_finished"]
+    longer = override(config, ["run.iterations=3"])
+    summary = train(longer, killed, progress=False)
+    assert summary["finished"] and summary["iterations"] == 3
+    assert load_config(killed) == longer
+    assert [m["iteration"] for m in metrics(killed)] == [1, 2, 3]
+    data = json.loads((killed / rd.CONFIG_FILE).read_text())
+    assert (data["algo"], data["player"]) == (algo, config.player)
+
+    # load it to play: the algorithm's kind of network and its own agent
+    player = players.load(killed)
+    assert isinstance(player, players.PLAYERS[config.player])
+    assert (player.step, player.algo, player.game) == (3, algo, config.game)
+    agent = player.agent()
+    assert player.plays(agent) and player.params_for(agent) is player.variables
+    assert player.params_for(agents.make("random")) is None
+    env = player.env
+    result = run_match(env, agent, agents.make("random"), jax.random.key(0), 1,
+                       params_a=player.params_for(agent))
+    games = 2 * len(env.default_openings())
+    assert result.games == games and result.wins + result.draws + result.losses == games
+
+    # and through the command line, as `--checkpoint RUN`
+    capsys.readouterr()
+    assert cli.main(["arena", "--checkpoint", str(killed), "--a", "trained", "--b", "random",
+                     "--games", "4"]) == 0
+    assert f"network: {killed.absolute()} step 3" in capsys.readouterr().out
