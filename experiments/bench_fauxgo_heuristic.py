@@ -23,8 +23,13 @@ import numpy as np
 
 import gomoku_jax
 from gomoku_jax import agents
-from gomoku_jax.benchmarks.timing import (describe_machine, fmt_rate, parse_int_list,
-                                          time_compiled, time_python)
+from gomoku_jax.benchmarks.timing import (
+    describe_machine,
+    fmt_rate,
+    parse_int_list,
+    time_compiled,
+    time_python,
+)
 from gomoku_jax.markdown import table, write_report
 
 REFERENCE_DIR = pathlib.Path(__file__).resolve().parent.parent / "tests" / "games" / "fauxgo"
@@ -57,8 +62,13 @@ def random_positions(env, count: int, seed: int = 0):
 def reference_move_rate(states, boards: int, repeats: int) -> tuple[float, float]:
     """(moves per wall second, per CPU second) of the plain-Python reference."""
     sys.path.insert(0, str(REFERENCE_DIR))
-    from fauxgo_heuristic_reference import (WEIGHTS, components, legal_placements,
-                                            position_of, vetoes)
+    from fauxgo_heuristic_reference import (
+        WEIGHTS,
+        components,
+        legal_placements,
+        position_of,
+        vetoes,
+    )
 
     n = states.board.shape[-1]
     games = [position_of(n, np.asarray(states.board[i]), np.asarray(states.owner[i]),

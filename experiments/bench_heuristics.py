@@ -33,12 +33,18 @@ import numpy as np
 
 import gomoku_jax
 from gomoku_jax import agents
-from gomoku_jax.benchmarks.timing import (describe_machine, fmt_rate, parse_int_list,
-                                          setup_run, time_python)
 from gomoku_jax.agents.heuristic import HeuristicAgent
+from gomoku_jax.benchmarks.timing import (
+    describe_machine,
+    fmt_rate,
+    parse_int_list,
+    setup_run,
+    time_python,
+)
 from gomoku_jax.games.gomoku.features import pattern_features, proximity_mask, threats
 from gomoku_jax.games.gomoku.features.cell_values import cell_values
-from gomoku_jax.markdown import table as markdown_table, write_report
+from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import write_report
 
 DEFAULT_BATCHES = (1, 16, 256, 1024, 4096)
 FUNCTIONS = ("proximity mask", "threats", "pattern features", "heuristic move")

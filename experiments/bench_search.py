@@ -70,18 +70,25 @@ from mctx._src import search as mctx_search
 
 import gomoku_jax
 from gomoku_jax import search
-from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rate,
-                                          parse_int_list, setup_run, time_jitted)
+from gomoku_jax.benchmarks.timing import (
+    Measurement,
+    describe_machine,
+    fmt_rate,
+    parse_int_list,
+    setup_run,
+    time_jitted,
+)
 from gomoku_jax.games.gomoku.heuristic_evaluator import HeuristicEvaluator
 from gomoku_jax.games.protocol import is_over
 from gomoku_jax.games.random_play import random_legal_action
-from gomoku_jax.markdown import table as markdown_table, write_report
+from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import write_report
 from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
-from gomoku_jax.search.prior import evaluate
 from gomoku_jax.search.evaluators import NetworkEvaluator, RolloutEvaluator, UniformEvaluator
-from gomoku_jax.search.tree_loop import path_backward
+from gomoku_jax.search.prior import evaluate
 from gomoku_jax.search.puct import qtransform
 from gomoku_jax.search.selection import puct_selection
+from gomoku_jax.search.tree_loop import path_backward
 
 DEFAULT_BATCHES = (1, 16, 256)
 DEFAULT_SIMULATIONS = (32, 128, 400, 800)

@@ -61,16 +61,23 @@ from typing import Any, Optional, Sequence
 import jax
 import jax.numpy as jnp
 
-from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rate,
-                                          parse_int_list, pin_cpus, time_jitted)
-from gomoku_jax.markdown import table as markdown_table, write_report
+from gomoku_jax.benchmarks.timing import (
+    Measurement,
+    describe_machine,
+    fmt_rate,
+    parse_int_list,
+    pin_cpus,
+    time_jitted,
+)
+from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import write_report
 from gomoku_jax.search.base import LOOPS
-from gomoku_jax.train import optim, replay
+from gomoku_jax.train import replay
 from gomoku_jax.train.alphazero import learner, selfplay
-from gomoku_jax.train.alphazero.trainer import AlphaZero
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
-from gomoku_jax.train.config import override
 from gomoku_jax.train.alphazero.presets import PRESETS
+from gomoku_jax.train.alphazero.trainer import AlphaZero
+from gomoku_jax.train.config import override
 
 DEFAULT_EVAL_BATCHES = (64, 256, 1024)
 DEFAULT_MAX_SECONDS = 300.0

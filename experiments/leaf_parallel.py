@@ -33,7 +33,8 @@ from gomoku_jax.games.gomoku import tactics_suite
 from gomoku_jax.games.gomoku.heuristic_evaluator import HeuristicEvaluator
 from gomoku_jax.markdown import table, write_report
 from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
-from gomoku_jax.search import make as make_search, tree_loop
+from gomoku_jax.search import make as make_search
+from gomoku_jax.search import tree_loop
 from gomoku_jax.search.evaluators import NetworkEvaluator
 
 EVALUATORS = ("heuristic", "network")

@@ -45,7 +45,8 @@ from gomoku_jax.cli import common
 from gomoku_jax.eval.arena import MatchResult, opening_states, per_opening_colour
 from gomoku_jax.eval.tournament import TournamentResult, run_tournament
 from gomoku_jax.games.protocol import Env
-from gomoku_jax.markdown import table as markdown_table, write_report
+from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import write_report
 
 DEFAULT_AGENTS = "random,heuristic,mcts,pure_mcts"
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import typing
 import math
 import numbers
+import typing
 from typing import Annotated, Any, Callable, Mapping, NamedTuple, Optional
 
 
@@ -45,6 +45,10 @@ class Kind(NamedTuple):
 Kinds = Mapping[type, Kind]
 
 
+class OutOfRange(ValueError):
+    """A value of the right type outside its field's `Bounds`."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Bounds:
     """The closed range `[low, high]` a number must lie in (None: unbounded), and finite.
@@ -59,7 +63,7 @@ class Bounds:
         low = -math.inf if self.low is None else self.low
         high = math.inf if self.high is None else self.high
         if not (math.isfinite(value) and low <= value <= high):
-            raise ValueError(f"{name} must be {self.describe(t)}, got {value!r}")
+            raise OutOfRange(f"{name} must be {self.describe(t)}, got {value!r}")
 
     def describe(self, t: Any = None) -> str:
         """What the range takes, in words: ">= 0", "in [0, 1]", "an int in 5..20", ..."""
@@ -89,15 +93,18 @@ def field_types(cls: type) -> dict[str, Any]:
 
 
 def validate(config: Any, what: Optional[str] = None) -> None:
-    """Check (and normalise: an int in a float field becomes a float, text is parsed) every
-    field of the frozen dataclass `config` against its annotation; ValueError naming the
-    first bad field and what it takes. Nested configs validate themselves."""
+    """Check (and normalise: an int in a float field becomes a float, "a;b" in a tuple field
+    a tuple) every field of the frozen dataclass `config` against its annotation; ValueError
+    naming the first bad field and what it takes. Text is not a number or a bool here (text
+    is parsed where it enters: `assign`, `from_dict`). Nested configs validate themselves."""
     what = what or type(config).__name__
     for name, t in field_types(type(config)).items():
         value = getattr(config, name)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             continue
         fixed = coerce(f"{what}.{name}", t, value)
+        if isinstance(value, str) and isinstance(fixed, (bool, int, float)):
+            raise ValueError(f"{what}.{name} takes {_type_name(type(fixed))}, got {value!r}")
         if fixed is not value:
             object.__setattr__(config, name, fixed)
 
@@ -115,7 +122,12 @@ def check_int(name: str, value: Any, low: Optional[int] = None,
 
 
 def _type_name(t: Any) -> str:
-    """"an int", "a float", ... for error messages."""
+    """"an int", "a float", "an int or none", ... for error messages."""
+    if typing.get_origin(t) is Annotated:
+        return _type_name(typing.get_args(t)[0])
+    if typing.get_origin(t) is typing.Union:
+        return " or ".join("none" if a is type(None) else _type_name(a)
+                           for a in typing.get_args(t))
     name = getattr(t, "__name__", None) or str(t).replace("typing.", "")
     return ("an " if name[:1].lower() in "aeiou" else "a ") + name
 
@@ -144,6 +156,8 @@ def coerce(name: str, t: Any, value: Any) -> Any:
                 continue
             try:
                 return coerce(name, arg, value)
+            except OutOfRange:
+                raise  # the type fits, the value is outside its range
             except ValueError:
                 continue
         raise ValueError(f"{name} takes {_type_name(t)}, got {value!r}")
@@ -264,11 +278,24 @@ def assign(config: Any, assignments: Mapping[str, Any], what: str = "config",
         if dataclasses.is_dataclass(current) and not isinstance(value, type(current)):
             raise ValueError(f"{what}: {head!r} is a nested config ({type(current).__name__}); "
                              f"set its fields as {head}.FIELD=VALUE")
-        changes[head] = coerce(f"{what} field {head!r}", fields[head], value)
+        # The type here; a range (`Annotated` bounds) is the config's own check
+        # (`validate` in its `__post_init__`), whose message names it as `section.field`.
+        changes[head] = coerce(f"{what} field {head!r}", _without_bounds(fields[head]), value)
     try:
         return dataclasses.replace(config, **changes)
     except TypeError as e:
         raise ValueError(f"{what}: {e}") from None
+
+
+def _without_bounds(t: Any) -> Any:
+    """`t` without its `Annotated` bounds, inside `Optional[...]` too."""
+    if typing.get_origin(t) is Annotated:
+        return typing.get_args(t)[0]
+    args = typing.get_args(t)
+    if typing.get_origin(t) is typing.Union and any(typing.get_origin(a) is Annotated
+                                                    for a in args):
+        return typing.Union[tuple(_without_bounds(a) for a in args)]
+    return t
 
 
 def _waits(config: Any, key: str, kinds: Kinds) -> bool:

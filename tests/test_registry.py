@@ -155,10 +155,11 @@ def test_evaluator_options_are_the_evaluators_fields():
     with pytest.raises(ValueError, match="must be a RolloutEvaluator"):
         agents.SearchAgent(evaluator="rollout", evaluator_config=EVALUATORS["heuristic"](
             attack=2.0))
-    with pytest.raises(ValueError, match="'num_rollouts' must be an int >= 1, got 0"):
-        specs.make_agent("pure_mcts:num_rollouts=0")
     with pytest.raises(ValueError, match="RolloutEvaluator.num_rollouts must be an int >= 1"):
-        RolloutEvaluator(num_rollouts=0)
+        specs.make_agent("pure_mcts:num_rollouts=0")
+    with pytest.raises(ValueError, match="agent 'pure_mcts'.evaluator_config field "
+                                         "'num_rollouts' takes an int, got 'x'"):
+        specs.make_agent("pure_mcts:num_rollouts=x")
 
 
 def test_registry_shape():
@@ -177,7 +178,7 @@ def test_registry_shape():
     assert registry.make("knob", size="3", scale=2) == Knob(3, 2.0)
     with pytest.raises(ValueError, match=r"knob 'knob' needs a value for \['size'\]"):
         registry.make("knob")
-    with pytest.raises(ValueError, match="field 'size' must be an int >= 1, got 0"):
+    with pytest.raises(ValueError, match="Knob.size must be an int >= 1, got 0"):
         registry.make("knob", size=0)
     with pytest.raises(ValueError, match="already registered"):
         registry.register("knob", dataclasses.make_dataclass("Other", [], frozen=True))

@@ -8,9 +8,9 @@ import dataclasses
 import jax.numpy as jnp
 
 from gomoku_jax.agents.base import Agent, play_best
-from gomoku_jax.games.gomoku.heuristic_evaluator import HeuristicWeights
 from gomoku_jax.games.gomoku.features.cell_values import position_value
 from gomoku_jax.games.gomoku.features.proximity import proximity_mask
+from gomoku_jax.games.gomoku.heuristic_evaluator import HeuristicWeights
 
 
 @dataclasses.dataclass(frozen=True)

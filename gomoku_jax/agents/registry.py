@@ -17,8 +17,13 @@ from gomoku_jax.agents.baselines import ProximityRandomAgent, RandomAgent
 from gomoku_jax.agents.fauxgo_heuristic import FauxGoHeuristicAgent
 from gomoku_jax.agents.gmo import GMOAgent
 from gomoku_jax.agents.heuristic import HeuristicAgent
-from gomoku_jax.agents.search import (GumbelAgent, PolicyAgent, PureMCTSAgent, SearchAgent,
-                                      search_agent_class)
+from gomoku_jax.agents.search import (
+    GumbelAgent,
+    PolicyAgent,
+    PureMCTSAgent,
+    SearchAgent,
+    search_agent_class,
+)
 from gomoku_jax.registry import Registry
 from gomoku_jax.search import ALGORITHMS
 

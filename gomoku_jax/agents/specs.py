@@ -22,7 +22,6 @@ tournament and pbrain), two more kinds of spec play with it:
 from __future__ import annotations
 
 import dataclasses
-
 from typing import Any, Callable, Iterable, Optional, Protocol
 
 from gomoku_jax import configs

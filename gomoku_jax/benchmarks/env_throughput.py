@@ -25,11 +25,18 @@ import jax
 import jax.numpy as jnp
 
 import gomoku_jax
-from gomoku_jax.benchmarks.timing import (Measurement, describe_machine, fmt_rate,
-                                          parse_int_list, setup_run,
-                                          time_compiled, time_python)
+from gomoku_jax.benchmarks.timing import (
+    Measurement,
+    describe_machine,
+    fmt_rate,
+    parse_int_list,
+    setup_run,
+    time_compiled,
+    time_python,
+)
 from gomoku_jax.games.random_play import random_legal_action
-from gomoku_jax.markdown import table as markdown_table, write_report
+from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import write_report
 
 DEFAULT_BATCHES = (1, 16, 256, 1024, 4096, 16384)
 

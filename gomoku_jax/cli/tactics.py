@@ -28,7 +28,8 @@ from gomoku_jax.agents.specs import make_agent, split_specs
 from gomoku_jax.cli import common
 from gomoku_jax.eval.puzzles import SolveResult, solve_rates
 from gomoku_jax.games.gomoku import tactics_suite
-from gomoku_jax.markdown import table as markdown_table, write_report
+from gomoku_jax.markdown import table as markdown_table
+from gomoku_jax.markdown import write_report
 
 DEFAULT_AGENTS = "random,proximity_random,heuristic,mcts,gumbel"
 

@@ -32,10 +32,16 @@ import json
 import pathlib
 from typing import Optional
 
-from gomoku_jax.train.algorithms import (ALGORITHMS, DEFAULT_ALGORITHM, algorithm,
-                                         load_config, preset, presets)
-from gomoku_jax.train.config import RESUMABLE, override, resumable, valid_keys
 from gomoku_jax.players.run_dir import run_algo
+from gomoku_jax.train.algorithms import (
+    ALGORITHMS,
+    DEFAULT_ALGORITHM,
+    algorithm,
+    load_config,
+    preset,
+    presets,
+)
+from gomoku_jax.train.config import RESUMABLE, override, resumable, valid_keys
 
 
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
@@ -98,9 +104,9 @@ def main(args: argparse.Namespace) -> int:
             if other:
                 raise ValueError(f"--resume continues the run's own config; --set may change "
                                  f"only {', '.join(RESUMABLE)}, not {', '.join(other)}")
-            config = override(load_config(run_dir, cls.name), args.assignments)
+            config = override(load_config(run_dir, cls.Config.algo), args.assignments)
         else:
-            config = override(preset(name, cls.name), args.assignments)
+            config = override(preset(name, cls.Config.algo), args.assignments)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     if args.list_keys:

@@ -29,8 +29,8 @@ from gomoku_jax import configs
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.eval import elo
 from gomoku_jax.eval.match import MatchOutcome, play_match
-from gomoku_jax.markdown import table as markdown_table
 from gomoku_jax.games.protocol import Env, is_over
+from gomoku_jax.markdown import table as markdown_table
 
 Opening = tuple[int, ...]
 
@@ -234,8 +234,9 @@ def opening_states(env: Env, openings: Sequence[Sequence[int]]) -> Any:
     if not openings:
         raise ValueError("the opening set is empty; give at least one opening")
     if len({len(o) for o in openings}) > 1:
+        lengths = sorted({len(o) for o in openings})
         raise ValueError(f"all openings must have the same number of moves (the games of a "
-                         f"match run in lockstep), got lengths {sorted({len(o) for o in openings})}")
+                         f"match run in lockstep), got lengths {lengths}")
     states = []
     for i, opening in enumerate(openings):
         text = " ".join(env.action_to_text(a) for a in opening)

@@ -84,8 +84,13 @@ from gomoku_jax import agents
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.games.gomoku.config import MAX_BOARD_SIZE, MIN_BOARD_SIZE, GameConfig
 from gomoku_jax.games.gomoku.env import Gomoku
-from gomoku_jax.games.gomoku.opening_rule import (NEAR, OPENING, OpeningGomoku,  # noqa: F401
-                                                  opening_cells, opening_weights)
+from gomoku_jax.games.gomoku.opening_rule import (  # noqa: F401
+    NEAR,
+    OPENING,
+    OpeningGomoku,
+    opening_cells,
+    opening_weights,
+)
 from gomoku_jax.games.gomoku.positions import winning_colours
 from gomoku_jax.games.gomoku.state import BLACK, WHITE
 from gomoku_jax.io.player import DEFAULT_MAX_NODES, Played, TimedPlayer, simulations

@@ -36,8 +36,7 @@ from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 import jax
 
-from gomoku_jax.agents.anytime import (DEFAULT_MAX_NODES, AnytimeMove, AnytimeSearch,
-                                      uncommitted)
+from gomoku_jax.agents.anytime import DEFAULT_MAX_NODES, AnytimeMove, AnytimeSearch, uncommitted
 from gomoku_jax.agents.anytime import supports as anytime_supports
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.games.protocol import Env

@@ -13,10 +13,19 @@ from __future__ import annotations
 from typing import Any
 
 from gomoku_jax.registry import Registry
-from gomoku_jax.search.base import (SearchAlgorithm, SearchOutput, VisitSampling,
-                                    check_tree_memory, tree_bytes)
-from gomoku_jax.search.evaluators import (Evaluator, NetworkEvaluator, RolloutEvaluator,
-                                          UniformEvaluator)
+from gomoku_jax.search.base import (
+    SearchAlgorithm,
+    SearchOutput,
+    VisitSampling,
+    check_tree_memory,
+    tree_bytes,
+)
+from gomoku_jax.search.evaluators import (
+    Evaluator,
+    NetworkEvaluator,
+    RolloutEvaluator,
+    UniformEvaluator,
+)
 from gomoku_jax.search.gumbel import Gumbel
 from gomoku_jax.search.puct import PUCT
 from gomoku_jax.search.pure_mcts import PureMCTS

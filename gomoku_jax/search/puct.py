@@ -17,8 +17,7 @@ import mctx
 
 from gomoku_jax.configs import UnitFloat
 from gomoku_jax.search import model, noise, selection
-from gomoku_jax.search.base import (SearchAlgorithm, SearchOutput, VisitSampling,
-                                    check_tree_memory)
+from gomoku_jax.search.base import SearchAlgorithm, SearchOutput, VisitSampling, check_tree_memory
 
 Q_TRANSFORMS = ("alphazero", "parent", "parent_and_siblings", "min_max")
 

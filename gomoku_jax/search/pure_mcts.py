@@ -18,8 +18,7 @@ import mctx
 
 from gomoku_jax.configs import NonNegativeFloat
 from gomoku_jax.search import model, selection
-from gomoku_jax.search.base import (SearchAlgorithm, SearchOutput, VisitSampling,
-                                    check_tree_memory)
+from gomoku_jax.search.base import SearchAlgorithm, SearchOutput, VisitSampling, check_tree_memory
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,13 +11,28 @@ over (state, move)), run by one driver.
 network it trains); `gomoku-jax train --algo NAME --preset PRESET` reads it.
 """
 
-from gomoku_jax.train.algorithms import (ALGORITHMS, DEFAULT_ALGORITHM, algorithm, load_config,
-                                         preset, presets)
+from gomoku_jax.train.algorithms import (
+                                         ALGORITHMS,
+                                         DEFAULT_ALGORITHM,
+                                         algorithm,
+                                         load_config,
+                                         preset,
+                                         presets,
+)
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
 from gomoku_jax.train.arena import arena_table
-from gomoku_jax.train.config import (RESUMABLE, EvalSection, OptimSection, ReplaySection,
-                                     RunSection, TrainingConfig, override, resumable,
-                                     resumable_changes, valid_keys)
+from gomoku_jax.train.config import (
+                                         RESUMABLE,
+                                         EvalSection,
+                                         OptimSection,
+                                         ReplaySection,
+                                         RunSection,
+                                         TrainingConfig,
+                                         override,
+                                         resumable,
+                                         resumable_changes,
+                                         valid_keys,
+)
 from gomoku_jax.train.driver import train
 from gomoku_jax.train.gmo.config import GMOTrainConfig
 from gomoku_jax.train.trainer import Trainer, trainer_for

@@ -1,6 +1,7 @@
 """Training algorithms by name: one line per algorithm, name -> its trainer class, which
-names its config class (`Config`, a `TrainingConfig`: the sections, the kind of network it
-trains), its `PRESETS` and its `default_preset`, as `games.GAMES` maps a game id to its env
+names its config class (`Config`, a `TrainingConfig`: the sections, the algorithm's name
+`algo` and the kind of network it trains), its `PRESETS`, its `default_preset` and
+`test_preset` (tiny, for the tests), as `games.GAMES` maps a game id to its env
 class and its `Spec`.
 
     config = preset("gmo_quick")                 # any algorithm's preset, by its name
@@ -23,10 +24,10 @@ from gomoku_jax.train.gmo.trainer import GMOTrainer
 
 # One line per training algorithm: name -> its trainer class.
 ALGORITHMS: dict[str, Any] = {
-    AlphaZero.name: AlphaZero,
-    GMOTrainer.name: GMOTrainer,
+    AlphaZero.Config.algo: AlphaZero,
+    GMOTrainer.Config.algo: GMOTrainer,
 }
-DEFAULT_ALGORITHM = AlphaZero.name
+DEFAULT_ALGORITHM = AlphaZero.Config.algo
 
 
 def algorithm(name: str) -> Any:

@@ -17,8 +17,8 @@ import json
 from typing import Any, ClassVar, Iterable, Mapping
 
 from gomoku_jax import configs, games
-from gomoku_jax.configs import NonNegativeFloat, NonNegativeInt, PositiveInt, UnitFloat
-from gomoku_jax.games.protocol import Env
+from gomoku_jax.configs import NonNegativeFloat, NonNegativeInt, PositiveInt
+from gomoku_jax.games.protocol import Env, GameSpec
 from gomoku_jax.players.run_dir import ALGO_KEY, KINDS, PLAYER_KEY
 
 SCHEDULES = ("constant", "cosine", "warmup_cosine")
@@ -119,11 +119,16 @@ class RunSection(Section):
     name: ClassVar[str] = "run"
 
 
+@dataclasses.dataclass(frozen=True)
 class TrainingConfig:
-    """The base of every training algorithm's config (a frozen dataclass with `game`,
-    `replay`, `optim`, `eval` and `run` sections, static and hashable, so it can key
-    compiled code). A subclass sets `algo` (its registry name) and `player` (the kind of
-    network its checkpoints hold, `gomoku_jax.players.PLAYERS`)."""
+    """The base of every training algorithm's config: a frozen dataclass (static and
+    hashable, so it can key compiled code) with the `game` and `run` sections, to which an
+    algorithm adds its own and its `replay`, `optim` and `eval` (the shared sections, or
+    subclasses of them). A subclass sets `algo` (its registry name) and `player` (the kind
+    of network its checkpoints hold, `gomoku_jax.players.PLAYERS`)."""
+
+    game: GameSpec = games.spec_class("gomoku")(observation="canonical")
+    run: RunSection = RunSection()
 
     algo: ClassVar[str]
     player: ClassVar[str]

@@ -12,10 +12,10 @@ the invalid ones; when more than `capacity` valid samples arrive at once, only t
 
 from __future__ import annotations
 
-import jax
-import jax.numpy as jnp
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 from flax import struct
 
 

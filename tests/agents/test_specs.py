@@ -72,12 +72,12 @@ def test_playing_agents_are_at_full_strength_by_default():
     ("heuristic:attack=true", "field 'attack' takes a float, got 'true'"),
     ("heuristic:attack=big", "takes a float, got 'big'"),
     ("heuristic:patterns=1", "is a nested config"),
-    ("proximity_random:threshold=2", r"'threshold' must be in \[0, 1\]"),  # its type's range
-    ("mcts:num_simulations=0", "'num_simulations' must be an int >= 1"),
+    ("proximity_random:threshold=2", r"threshold must be in \[0, 1\]"),  # its type's range
+    ("mcts:num_simulations=0", "num_simulations must be an int >= 1"),
     ("mcts:q_transform=optimistic", "q_transform must be one of"),
     ("mcts:evaluator=oracle", "unknown evaluator 'oracle'"),
     ("mcts:num_rollouts=8", "unknown field 'num_rollouts' for agent 'mcts'"),  # "auto"
-    ("pure_mcts:num_rollouts=0", "'num_rollouts' must be an int >= 1"),
+    ("pure_mcts:num_rollouts=0", "RolloutEvaluator.num_rollouts must be an int >= 1"),
     ("pure_mcts:evaluator=heuristic,num_rollouts=8", "must be a HeuristicEvaluator"),
     ("policy:evaluator=network", "needs a trained network"),
     ("mcts:search.exploration=1", r"unknown field 'exploration' for agent 'mcts'.search"),

@@ -15,11 +15,11 @@ import json
 import jax
 import jax.numpy as jnp
 import pytest
+from conftest import EndCell
 
 import gomoku_jax
-from conftest import EndCell
-from gomoku_jax.agents import Agent
 from gomoku_jax import agents
+from gomoku_jax.agents import Agent
 from gomoku_jax.eval import arena, run_match
 from gomoku_jax.eval.match import MatchOutcome
 from gomoku_jax.games.gomoku.openings import DEFAULT_OPENINGS, opening_actions

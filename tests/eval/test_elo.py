@@ -195,7 +195,8 @@ def test_fit_rejects_bad_input(points, games, kwargs, message):
 
 # ------------------------------------------------------------- paired (pentanomial) Elo
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 
 def test_pair_counts():

@@ -13,9 +13,9 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+from conftest import EndCell
 
 import gomoku_jax
-from conftest import EndCell
 from gomoku_jax import agents
 from gomoku_jax.eval import play_match
 from gomoku_jax.games.gomoku import winning_colours

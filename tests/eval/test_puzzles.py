@@ -5,9 +5,9 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
+from conftest import EndCell
 
 import gomoku_jax
-from conftest import EndCell
 from gomoku_jax.eval.puzzles import solve_rates
 
 CONNECT_FOUR = gomoku_jax.make("pgx/connect_four")

@@ -4,7 +4,6 @@ Go in one table (no timed asserts), and a bad board size refused."""
 import json
 
 import pytest
-
 from experiment_scripts import load_script
 
 bf = load_script("bench_fauxgo")

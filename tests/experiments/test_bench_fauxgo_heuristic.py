@@ -4,7 +4,6 @@ beside the batched agent in one table (no timed asserts), and bad flags refused.
 import json
 
 import pytest
-
 from experiment_scripts import load_script
 
 bh = load_script("bench_fauxgo_heuristic")

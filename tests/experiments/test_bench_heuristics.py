@@ -7,9 +7,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from experiment_scripts import load_script
 
 import gomoku_jax
-from experiment_scripts import load_script
 from gomoku_jax import agents
 from gomoku_jax.games.gomoku.features import proximity_mask
 

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from experiment_scripts import load_script
 from search_helpers import random_tree
 

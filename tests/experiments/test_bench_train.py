@@ -13,7 +13,6 @@ import json
 import jax
 import jax.numpy as jnp
 import pytest
-
 from experiment_scripts import load_script
 
 bt = load_script("bench_train")

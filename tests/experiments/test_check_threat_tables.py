@@ -2,7 +2,6 @@
 case; a table that disagrees makes it fail."""
 
 import pytest
-
 from experiment_scripts import load_script
 
 ct = load_script("check_threat_tables")

@@ -4,7 +4,6 @@ ablation and opponent), and bad flags refused."""
 import json
 
 import pytest
-
 from experiment_scripts import load_script
 
 gx = load_script("gmo")

@@ -5,7 +5,6 @@ tables and JSON it promises. No timed asserts."""
 import json
 
 import pytest
-
 from experiment_scripts import load_script
 
 lp = load_script("leaf_parallel")

@@ -4,8 +4,8 @@ for byte, and bad requests are refused. 9x9, one puzzle per category."""
 import json
 
 import pytest
-
 from experiment_scripts import load_script
+
 from gomoku_jax.games.gomoku import tactics_suite
 
 mk = load_script("make_tactics_suite")

@@ -2,7 +2,6 @@
 both matches and writes the table."""
 
 import pytest
-
 from experiment_scripts import load_script
 
 ss = load_script("search_scaling")

@@ -65,7 +65,8 @@ def test_pick_legal_takes_the_quantile_in_cell_order(num_actions):
     u = np.full(BATCH, 0.5, np.float32)
     u[:count] = (np.arange(count) + 0.5) / count
     u[count:count + 2] = [0.0, np.nextafter(np.float32(1), np.float32(0))]
-    got = np.asarray(PICK(jnp.asarray(u), jnp.broadcast_to(jnp.asarray(mask), (BATCH, num_actions))))
+    masks = jnp.broadcast_to(jnp.asarray(mask), (BATCH, num_actions))
+    got = np.asarray(PICK(jnp.asarray(u), masks))
     np.testing.assert_array_equal(got[:count], legal)
     np.testing.assert_array_equal(got[count:count + 2], [legal[0], legal[-1]])
 

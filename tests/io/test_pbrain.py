@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from gomoku_jax import agents, cli
+from gomoku_jax.agents.anytime import AnytimeSearch, node_bytes
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.specs import build_agent
 from gomoku_jax.cli import pbrain as pbrain_cli
-from gomoku_jax.agents.anytime import AnytimeSearch, node_bytes
 from gomoku_jax.games.gomoku.config import MAX_BOARD_SIZE, GameConfig
 from gomoku_jax.games.gomoku.env import Gomoku
 from gomoku_jax.games.gomoku.features.proximity import proximity_mask

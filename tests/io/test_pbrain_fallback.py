@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from gomoku_jax import agents, cli
+from gomoku_jax import players as trained
 from gomoku_jax.agents.search import PolicyAgent, SearchAgent
 from gomoku_jax.cli import pbrain as pbrain_cli
 from gomoku_jax.io.pbrain import OWN, PbrainEngine
-from gomoku_jax import players as trained
 
 MOVE = re.compile(r"(\d+),(\d+)")
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from gomoku_jax.cli import common
 from gomoku_jax import players
+from gomoku_jax.cli import common
 
 
 def test_shipped_network_is_small_and_records_its_run():
@@ -49,7 +49,7 @@ def test_tactics_plays_the_policy_head_of_the_shipped_network(network, tmp_path,
     shipped network's policy head plays a legal move in one puzzle of each category, on
     states with the network's observation planes; a suite of another game is refused."""
     from gomoku_jax import cli
-    from gomoku_jax.games.gomoku import tactics
+    from gomoku_jax.games.gomoku import tactics_suite as tactics
 
     suite = tactics.default_suite()
     first = {}

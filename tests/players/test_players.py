@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import dataclasses
-
 import json
 
 import pytest
 
-from gomoku_jax import cli
+from gomoku_jax import cli, players
 from gomoku_jax.agents import PolicyAgent, SearchAgent, specs
-from gomoku_jax import players
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +83,8 @@ def test_arena_trained_vs_random(trained_run, tmp_path, capsys):
                               "rule": "freestyle", "observation": "canonical",
                               "feature_plane": "none"}
     assert result["games"] == 16 == result["wins"] + result["draws"] + result["losses"]
-    assert result["checkpoint"] == {"run_dir": str(trained_run.absolute()), "step": 5}
+    assert result["checkpoint"] == {"run_dir": str(trained_run.absolute()), "step": 5,
+                                    "algo": "alphazero"}
 
 
 def test_tournament_with_the_network_second(trained_run, tmp_path, capsys):

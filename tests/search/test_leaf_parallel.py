@@ -11,12 +11,12 @@ import functools
 import jax
 import numpy as np
 import pytest
+from search_helpers import NoisyEvaluator, PeakedEvaluator, illegal_interior_visits, late_positions
 
 from gomoku_jax import agents, search
 from gomoku_jax.games.protocol import is_over, reward_of
 from gomoku_jax.search import model, puct, selection, tree_loop
 from gomoku_jax.search.evaluators import UniformEvaluator
-from search_helpers import NoisyEvaluator, PeakedEvaluator, illegal_interior_visits, late_positions
 
 SIMS = 16
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import jax
 import mctx
 import pytest
+from search_helpers import PeakedEvaluator, illegal_interior_visits, late_positions
 
 from gomoku_jax import search
 from gomoku_jax.search import selection
-from search_helpers import PeakedEvaluator, illegal_interior_visits, late_positions
 
 # Root noise is on in the first config only: the masking is below the root, and
 # compiling the Dirichlet draw costs about a second per search.

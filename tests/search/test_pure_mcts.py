@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+from search_helpers import four_positions
 
 import gomoku_jax
 from gomoku_jax import agents, search
 from gomoku_jax.eval import run_match
-
-from search_helpers import four_positions
 
 GOMOKU = gomoku_jax.make("gomoku", board_size=7, win_length=4)
 

@@ -9,12 +9,12 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 import pytest
+from search_helpers import illegal_interior_visits, late_positions
 
 from gomoku_jax import agents
 from gomoku_jax.eval.match import play_match
 from gomoku_jax.games.gomoku import winning_colours
 from gomoku_jax.search import reuse, tree_loop
-from search_helpers import illegal_interior_visits, late_positions
 
 U = mctx.Tree.UNVISITED
 

@@ -10,14 +10,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from search_helpers import four_positions, stack
 
 import gomoku_jax
 from gomoku_jax import agents, search
 from gomoku_jax.search import selection
-from gomoku_jax.search.prior import candidates, evaluate
 from gomoku_jax.search.noise import add_root_noise, dirichlet_alpha
-
-from search_helpers import four_positions, stack
+from gomoku_jax.search.prior import candidates, evaluate
 
 N = 9
 ENV = gomoku_jax.make("gomoku", board_size=N)

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from mctx._src import policies as mctx_policies
 from mctx._src import search as mctx_search
+from search_helpers import NoisyEvaluator, PeakedEvaluator, late_positions, random_tree
 
 from gomoku_jax import search
 from gomoku_jax.games.protocol import is_over
 from gomoku_jax.search import model, tree_loop
 from gomoku_jax.search.evaluators import UniformEvaluator
-from search_helpers import NoisyEvaluator, PeakedEvaluator, late_positions, random_tree
 
 SIMS = 24
 

@@ -18,6 +18,7 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 import pytest
+from conftest import trained_config
 from flax import struct
 
 from gomoku_jax import players
@@ -26,8 +27,6 @@ from gomoku_jax.train import checkpoint, driver, load_config, preset
 from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
 from gomoku_jax.train.arena import arena_table
 from gomoku_jax.train.config import override
-
-from conftest import trained_config
 
 # The session's shared run (conftest): the test preset without synthetic examples, 5
 # iterations, the arena every 2 (and at the end) against random and the previous network.
@@ -285,7 +284,7 @@ MULTI_DEVICE = textwrap.dedent("""
     from gomoku_jax import compilation_cache
     compilation_cache.enable()
     from gomoku_jax.train import optim
-from gomoku_jax.train.alphazero import learner
+    from gomoku_jax.train.alphazero import learner
     from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
     from gomoku_jax.train.config import override
     from gomoku_jax.train import preset

@@ -10,14 +10,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import compiled
 
 import gomoku_jax
 from gomoku_jax.games import symmetry
 from gomoku_jax.games.gomoku.observe import observe
 from gomoku_jax.train import augment
 from gomoku_jax.train.alphazero.samples import Sample
-
-from conftest import compiled
 
 N, K, B = 7, 4, 48
 

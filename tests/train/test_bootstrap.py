@@ -10,13 +10,11 @@ import jax
 import numpy as np
 import pytest
 
-from gomoku_jax import cli
-from gomoku_jax import players
-from gomoku_jax.train import load_config
-from gomoku_jax.train.alphazero.trainer import AlphaZero
+from gomoku_jax import cli, players
+from gomoku_jax.train import load_config, preset
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
+from gomoku_jax.train.alphazero.trainer import AlphaZero
 from gomoku_jax.train.config import override
-from gomoku_jax.train import preset
 
 SETS = ["replay.synthetic_fraction=0", "eval.opponents=random", "eval.games=4",
         "run.iterations=2", "selfplay.bootstrap_iterations=1"]
@@ -68,7 +66,7 @@ def test_old_configs_without_the_fields_load_with_no_bootstrap():
 
 
 @pytest.mark.parametrize("assignments, message", [
-    (["selfplay.bootstrap_iterations=-1"], "selfplay.bootstrap_iterations must be an int >= 0"),
+    (["selfplay.bootstrap_iterations=-1"], "'bootstrap_iterations' must be an int >= 0"),
     (["selfplay.bootstrap_evaluator=network"], "selfplay.bootstrap_evaluator must be one of"),
     (["selfplay.bootstrap_evaluator=oracle"], "selfplay.bootstrap_evaluator must be one of"),
     # Gomoku's heuristic cannot evaluate Faux Go

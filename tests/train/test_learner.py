@@ -10,15 +10,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import compiled
 
 import gomoku_jax
 from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
-from gomoku_jax.train import optim
+from gomoku_jax.train import optim as train_optim
 from gomoku_jax.train.alphazero import learner
 from gomoku_jax.train.alphazero.config import OptimSection
 from gomoku_jax.train.alphazero.samples import Sample
-
-from conftest import compiled
 
 N = 7
 A = N * N
@@ -110,7 +109,7 @@ def test_losses_match_numpy_reference_and_ignore_illegal_logits(seed):
 def lr_trace(optim: OptimSection, total: int, grads=None) -> np.ndarray:
     """The size of each AdamW update under a constant gradient of 1 (Adam's normalised
     step is then exactly 1 per coordinate, so the update is the learning rate)."""
-    opt = optim.make_optimizer(optim, total)
+    opt = train_optim.make_optimizer(optim, total)
     params = {"w": jnp.zeros(3)}
     state = opt.init(params)
     out = []
@@ -140,7 +139,7 @@ def test_warmup_cosine_schedule():
     for warm in (0, 50):
         trace = lr_trace(dataclasses.replace(cfg, warmup_steps=warm), 4)
         assert np.all(np.isfinite(trace)) and np.all(trace >= 0) and trace.max() <= 0.1 + 1e-7
-    optim.make_optimizer(cfg, 0)  # a run of 0 steps: no division by zero at build time
+    train_optim.make_optimizer(cfg, 0)  # a run of 0 steps: no division by zero at build time
 
 
 def test_gradient_clipping():
@@ -155,7 +154,7 @@ def test_gradient_clipping():
 
 
 def test_weight_decay_is_decoupled():
-    opt = optim.make_optimizer(OptimSection(learning_rate=0.1, weight_decay=0.5), 1)
+    opt = train_optim.make_optimizer(OptimSection(learning_rate=0.1, weight_decay=0.5), 1)
     params = {"w": jnp.full(2, 2.0)}
     updates, _ = opt.update({"w": jnp.zeros(2)}, opt.init(params), params)
     np.testing.assert_allclose(updates["w"], -0.1 * 0.5 * 2.0, rtol=1e-5)
@@ -189,7 +188,7 @@ def test_loss_falls_on_a_fixed_batch(fixed_batch):
     # into saturation, where its gradient is 0 and the value loss stays put.
     optim = OptimSection(learning_rate=1e-3, weight_decay=1e-4, schedule="warmup_cosine",
                          warmup_steps=5, grad_clip=5.0)
-    optimizer = optim.make_optimizer(optim, 30)
+    optimizer = train_optim.make_optimizer(optim, 30)
 
     @jax.jit
     def train(params, stats):

@@ -8,7 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gomoku_jax.games.gomoku import rules
 from gomoku_jax.games.gomoku.config import GameConfig

@@ -9,9 +9,8 @@ import pytest
 
 from gomoku_jax import cli
 from gomoku_jax.players import run_dir as rd
-from gomoku_jax.train import load_config
+from gomoku_jax.train import load_config, preset
 from gomoku_jax.train.config import override, valid_keys
-from gomoku_jax.train import preset
 
 SETS = ["replay.synthetic_fraction=0", "eval.every=0", "eval.opponents=random",
         "run.iterations=3"]

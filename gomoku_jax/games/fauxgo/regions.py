@@ -14,6 +14,7 @@ import jax.numpy as jnp
 
 from gomoku_jax.games.fauxgo.rules import flood_bits, from_bits, popcount
 
+
 def exits_per_cell(region: jax.Array, exits: jax.Array) -> jax.Array:
     """int32[N, N]: for each cell of `region`, how many cells of `exits` its 4-connected
     component (inside `region`) holds; 0 outside `region` and in components without exits.

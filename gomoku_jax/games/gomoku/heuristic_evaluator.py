@@ -10,8 +10,7 @@ from typing import ClassVar
 import jax
 
 from gomoku_jax import configs
-from gomoku_jax.games.gomoku.features.cell_values import (CellValues, cell_values,
-                                                          position_value)
+from gomoku_jax.games.gomoku.features.cell_values import CellValues, cell_values, position_value
 from gomoku_jax.games.gomoku.features.heuristic_score import HeuristicScoreConfig
 from gomoku_jax.games.gomoku.features.patterns import PatternConfig
 from gomoku_jax.games.gomoku.state import State

@@ -81,7 +81,8 @@ def board_to_svg(board, last_action: int = -1, heatmap=None, *, cell: int = 28,
         for r, c in zip(*np.nonzero(heat > 0)):
             v = float(heat[r, c] / top)
             out.append(f'<rect x="{xy(c) - cell / 2}" y="{xy(r) - cell / 2}" width="{cell}" '
-                       f'height="{cell}" fill="{_heat_colour(v)}" fill-opacity="{0.15 + 0.7 * v:.3f}">'
+                       f'height="{cell}" fill="{_heat_colour(v)}" '
+                       f'fill-opacity="{0.15 + 0.7 * v:.3f}">'
                        f'<title>{heat[r, c]:.4g}</title></rect>')
     for i in range(n):
         out.append(f'<line x1="{xy(0)}" y1="{xy(i)}" x2="{xy(n - 1)}" y2="{xy(i)}" '

@@ -61,8 +61,15 @@ import jax.numpy as jnp
 from gomoku_jax import configs
 from gomoku_jax.configs import PositiveInt
 from gomoku_jax.games.gomoku.config import RULES
-from gomoku_jax.games.gomoku.features.patterns import (CLOSED_THREE, FIVE, FOUR, OPEN_FOUR,
-                                                       OPEN_THREE, OPEN_TWO, threats)
+from gomoku_jax.games.gomoku.features.patterns import (
+    CLOSED_THREE,
+    FIVE,
+    FOUR,
+    OPEN_FOUR,
+    OPEN_THREE,
+    OPEN_TWO,
+    threats,
+)
 
 # Candidate priorities: bit fields of an int32, larger tried first, 0 = not a candidate.
 _DOUBLE = 1 << 12       # two five cells after the move: wins at once

@@ -19,10 +19,9 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from gomoku_jax import games
 from gomoku_jax.agents import evaluator_registry as evaluators
-from gomoku_jax.configs import PositiveInt, NonNegativeInt, NonNegativeFloat, UnitFloat
-from gomoku_jax.games.protocol import Env, GameSpec
+from gomoku_jax.configs import NonNegativeFloat, NonNegativeInt, PositiveInt, UnitFloat
+from gomoku_jax.games.protocol import Env
 from gomoku_jax.nets.resnet import NetConfig
 from gomoku_jax.search.base import SearchAlgorithm
 from gomoku_jax.search.puct import PUCT
@@ -104,16 +103,19 @@ class EvalSection(shared.EvalSection):
 
 @dataclasses.dataclass(frozen=True)
 class AlphaZeroConfig(shared.TrainingConfig):
-    """Everything an AlphaZero run needs; static (hashable), so it can key compiled code."""
+    """Everything an AlphaZero run needs (`game` and `run` are the base's).
 
-    game: GameSpec = games.spec_class("gomoku")(observation="canonical")
+    The network (`net`) plays inside the search algorithm (`search`) in self-play
+    (`selfplay`); the positions go to the replay buffer (`replay`), the optimiser (`optim`)
+    trains the network on them, and the arena (`eval`) measures it.
+    """
+
     net: NetConfig = NetConfig()
     search: SearchAlgorithm = PUCT()
     selfplay: SelfPlaySection = SelfPlaySection()
     replay: ReplaySection = ReplaySection()
     optim: OptimSection = OptimSection()
     eval: EvalSection = EvalSection()
-    run: shared.RunSection = shared.RunSection()
 
     algo: ClassVar[str] = "alphazero"
     player: ClassVar[str] = "policy_value"

@@ -9,8 +9,13 @@ from gomoku_jax.games.fauxgo.config import FauxGoConfig
 from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.nets.resnet import NET_PRESETS
 from gomoku_jax.search.puct import PUCT
-from gomoku_jax.train.alphazero.config import (AlphaZeroConfig, EvalSection, OptimSection,
-                                               ReplaySection, SelfPlaySection)
+from gomoku_jax.train.alphazero.config import (
+                                               AlphaZeroConfig,
+                                               EvalSection,
+                                               OptimSection,
+                                               ReplaySection,
+                                               SelfPlaySection,
+)
 from gomoku_jax.train.config import RunSection
 
 # A 2-core CPU in under 4 minutes: 9×9 four in a row (five in a row on 9×9 ends mostly in

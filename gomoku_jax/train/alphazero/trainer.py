@@ -38,7 +38,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from gomoku_jax.agents import evaluator_registry as evaluators
 from gomoku_jax.agents.search import SearchAgent
@@ -94,12 +95,9 @@ def make_mesh(num_devices: int = 0) -> jax.sharding.Mesh:
 class AlphaZero:
     """The static side of a run: config, model, optimiser, mesh and the compiled iteration."""
 
-    name = "alphazero"
-    Config = AlphaZeroConfig
-    PRESETS = PRESETS
-    default_preset = "quick"
-    test_preset = "test"  # tiny: what the generic lifecycle test trains
-    progress = (("loss", "loss"), ("v", "value_loss"))
+    Config = AlphaZeroConfig  # the registry's: its presets, the default and the tiny one
+    PRESETS, default_preset, test_preset = PRESETS, "quick", "test"
+    progress = (("loss", "loss"), ("v", "value_loss"))  # the progress bar's
 
     def __init__(self, config: AlphaZeroConfig, mesh: Optional[jax.sharding.Mesh] = None):
         self.config = config

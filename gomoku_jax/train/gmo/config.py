@@ -13,11 +13,8 @@ from __future__ import annotations
 import dataclasses
 from typing import ClassVar
 
-from gomoku_jax import games
 from gomoku_jax.agents.specs import make_agent
-from gomoku_jax.configs import FiniteFloat, NonNegativeFloat, NonNegativeInt, PositiveInt, \
-    UnitFloat
-from gomoku_jax.games.protocol import GameSpec
+from gomoku_jax.configs import FiniteFloat, NonNegativeFloat, NonNegativeInt, PositiveInt, UnitFloat
 from gomoku_jax.nets.gmo import GMOConfig
 from gomoku_jax.train import config as shared
 
@@ -106,15 +103,13 @@ class GMOEvalSection(shared.EvalSection):
 
 @dataclasses.dataclass(frozen=True)
 class GMOTrainConfig(shared.TrainingConfig):
-    """Everything a GMO run needs; static (hashable), so it can key compiled code."""
+    """Everything a GMO run needs (`game` and `run` are the base's)."""
 
-    game: GameSpec = games.spec_class("gomoku")(observation="canonical")
+    algo: ClassVar[str] = "gmo"
+    player: ClassVar[str] = "gmo"
+
     gmo: GMOConfig = GMOConfig()
     data: DataSection = DataSection()
     replay: GMOReplaySection = GMOReplaySection()
     optim: GMOOptimSection = GMOOptimSection()
     eval: GMOEvalSection = GMOEvalSection()
-    run: shared.RunSection = shared.RunSection()
-
-    algo: ClassVar[str] = "gmo"
-    player: ClassVar[str] = "gmo"

@@ -10,8 +10,13 @@ from gomoku_jax import games
 from gomoku_jax.games.protocol import GameSpec
 from gomoku_jax.nets.gmo import GMOConfig
 from gomoku_jax.train.config import RunSection
-from gomoku_jax.train.gmo.config import (DataSection, GMOEvalSection, GMOOptimSection,
-                                         GMOReplaySection, GMOTrainConfig)
+from gomoku_jax.train.gmo.config import (
+    DataSection,
+    GMOEvalSection,
+    GMOOptimSection,
+    GMOReplaySection,
+    GMOTrainConfig,
+)
 
 
 def _gomoku(**kw) -> GameSpec:

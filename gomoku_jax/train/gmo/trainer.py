@@ -98,11 +98,8 @@ class GMOTrainer:
     """The static side of a GMO run: config, model, optimiser, data agent and the compiled
     iteration."""
 
-    name = "gmo"
     Config = GMOTrainConfig
-    PRESETS = PRESETS
-    default_preset = "gmo_quick"
-    test_preset = "gmo_test"  # tiny: what the generic lifecycle test trains
+    PRESETS, default_preset, test_preset = PRESETS, "gmo_quick", "gmo_test"
     progress = (("nll", "loss"), ("mse", "value_mse"))
 
     def __init__(self, config: GMOTrainConfig):

@@ -11,12 +11,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from fauxgo_heuristic_reference import WEIGHTS, components, legal_placements, vetoes
+from fauxgo_reference import Game
 
 import gomoku_jax
 from gomoku_jax import agents
 from gomoku_jax.eval import run_match
-from fauxgo_heuristic_reference import WEIGHTS, components, legal_placements, vetoes
-from fauxgo_reference import Game
 
 ENV = gomoku_jax.make("fauxgo", board_size=5)
 

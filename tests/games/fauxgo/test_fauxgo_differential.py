@@ -10,9 +10,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from fauxgo_reference import Game
 
 import gomoku_jax
-from fauxgo_reference import Game
 
 PASS_PROBABILITY = 0.06  # besides the pass's share of the uniform draw: more two-pass ends
 

@@ -20,13 +20,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from fauxgo_heuristic_reference import components, legal_placements, vetoes
+from fauxgo_reference import Game
 
 import gomoku_jax
 from gomoku_jax import agents
-from gomoku_jax.games.fauxgo.heuristic import (COMPONENTS, FauxGoHeuristicConfig, MoveAnalysis,
-                                               analyse, choose)
-from fauxgo_heuristic_reference import components, legal_placements, vetoes
-from fauxgo_reference import Game
+from gomoku_jax.games.fauxgo.heuristic import (
+    COMPONENTS,
+    FauxGoHeuristicConfig,
+    MoveAnalysis,
+    analyse,
+    choose,
+)
 
 N = 7
 ENV = gomoku_jax.make("fauxgo", board_size=N)

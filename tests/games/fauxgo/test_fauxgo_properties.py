@@ -8,7 +8,8 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gomoku_jax
 from gomoku_jax.games import symmetry

@@ -8,14 +8,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import compiled
 
 import gomoku_jax
 from gomoku_jax.games.gomoku import GameConfig, observe
 from gomoku_jax.games.gomoku.config import PLANE_NAMES
 from gomoku_jax.games.gomoku.features.planes import plane_function
 from gomoku_jax.games.gomoku.state import BLACK, WHITE
-
-from conftest import compiled
 
 E9 = gomoku_jax.make("gomoku", board_size=9, rule="exact5")
 E9C = gomoku_jax.make("gomoku", board_size=9, rule="exact5", observation="canonical")
@@ -36,7 +35,8 @@ GAMES = [  # (row, col) move lists on 9x9
     [(4, 4), (4, 5)],
     [(4, 4), (4, 5), (3, 3), (0, 8), (8, 0)],
     [(0, 0), (8, 8), (0, 1), (8, 7), (0, 2), (8, 6)],
-    [(0, c) for c in range(0, 5)] + [(1, c) for c in range(0, 4)],  # 9 moves, white to move, no line
+    # 9 moves, white to move, no line
+    [(0, c) for c in range(0, 5)] + [(1, c) for c in range(0, 4)],
 ]
 
 
@@ -146,7 +146,8 @@ def test_batched_observation_equals_vmap_of_single(env):
 
     np.testing.assert_array_equal(np.asarray(observe(flat)), single)
     np.testing.assert_array_equal(np.asarray(jax.vmap(observe)(flat)), single)
-    np.testing.assert_array_equal(np.asarray(observe(nested)), single.reshape(2, 3, *single.shape[1:]))
+    np.testing.assert_array_equal(np.asarray(observe(nested)),
+                                  single.reshape(2, 3, *single.shape[1:]))
     np.testing.assert_array_equal(np.asarray(jax.jit(jax.vmap(jax.vmap(observe)))(nested)),
                                   single.reshape(2, 3, *single.shape[1:]))
     # batched player ids, canonical

@@ -20,8 +20,9 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-import gomoku_jax  # noqa: E402
 from conftest import compiled, play_moves  # noqa: E402
+
+import gomoku_jax  # noqa: E402
 
 NUM_GAMES = 4000  # 15 x 15 games compared move by move (at least 2000)
 CHUNK = 500  # games per compiled replay call (one compiled shape for all chunks)

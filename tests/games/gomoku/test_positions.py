@@ -11,12 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import compiled, play_moves
 
 import gomoku_jax
 from gomoku_jax.games.gomoku import GameConfig, positions, rules
 from gomoku_jax.games.gomoku.state import BLACK, WHITE
-
-from conftest import compiled, play_moves
 
 E15 = gomoku_jax.make("gomoku")
 E9X = gomoku_jax.make("gomoku", board_size=9, rule="exact5")

@@ -8,13 +8,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import compiled
 
 import gomoku_jax
 from gomoku_jax import to_svg, to_text
 from gomoku_jax.games.gomoku import render
 from gomoku_jax.games.gomoku.state import BLACK, WHITE
-
-from conftest import compiled
 
 SVG = "{http://www.w3.org/2000/svg}"
 E9 = gomoku_jax.make("gomoku", board_size=9, rule="exact5")

@@ -13,13 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import compiled, play_moves
 
 import gomoku_jax
 from gomoku_jax import auto_reset
 from gomoku_jax.games.gomoku import GameConfig, Gomoku, observe, rules
 from gomoku_jax.games.gomoku.state import BLACK, WHITE
-
-from conftest import compiled, play_moves
 
 # The few configs this file compiles (each config compiles its own step / play).
 E15 = gomoku_jax.make("gomoku")  # 15x15, k=5, freestyle
@@ -149,7 +148,8 @@ def test_line_wins_everywhere_in_every_direction(env, direction):
     last, prev = final_and_previous(traj, games)
     colours = np.array(colours)
 
-    assert traj.terminated[last].all(), [games[i] for i in np.flatnonzero(~traj.terminated[last])][:3]
+    unfinished = [games[i] for i in np.flatnonzero(~traj.terminated[last])]
+    assert traj.terminated[last].all(), unfinished[:3]
     np.testing.assert_array_equal(traj.winner[last], colours)
     want = np.where((colours == BLACK)[:, None], [1.0, -1.0], [-1.0, 1.0])
     np.testing.assert_array_equal(traj.rewards[last], want)

@@ -10,12 +10,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import play_moves
 
 import gomoku_jax
 from gomoku_jax.games import symmetry
 from gomoku_jax.games.symmetry import NUM_D4
-
-from conftest import play_moves
 
 SIZES = [5, 6, 9, 15]  # 6: an even board, whose centre is not a cell
 ELEMENTS = list(range(NUM_D4))

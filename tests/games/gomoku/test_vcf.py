@@ -14,10 +14,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gomoku_jax.games.gomoku.solver import Solver
-from gomoku_jax.games.gomoku.vcf import (VCFConfig, opponent_vcf, refutations, vcf)
+from gomoku_jax.games.gomoku.vcf import VCFConfig, opponent_vcf, refutations, vcf
 
 DIRS = ((0, 1), (1, 0), (1, 1), (1, -1))
 

@@ -11,13 +11,21 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from gomoku_jax.games.gomoku.features.heuristic_score import (HeuristicScoreConfig,
-                                                              heuristic_score_map,
-                                                              lookup_heuristic_score)
+from gomoku_jax.games.gomoku.features.heuristic_score import (
+    HeuristicScoreConfig,
+    heuristic_score_map,
+    lookup_heuristic_score,
+)
 from gomoku_jax.games.gomoku.features.lines import window_index
-from gomoku_jax.games.gomoku.features.patterns import (FIVE, FOUR, OPEN_FOUR,
-                                                       PatternConfig, lookup_threats, threats,
-                                                       use_threat_table)
+from gomoku_jax.games.gomoku.features.patterns import (
+    FIVE,
+    FOUR,
+    OPEN_FOUR,
+    PatternConfig,
+    lookup_threats,
+    threats,
+    use_threat_table,
+)
 
 
 class CellValues(NamedTuple):

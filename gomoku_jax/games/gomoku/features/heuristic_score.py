@@ -28,8 +28,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gomoku_jax.games.gomoku.features.lines import (all_of, all_windows, count_of, line_planes,
-                                                    window_index)
+from gomoku_jax.games.gomoku.features.lines import (
+    all_of,
+    all_windows,
+    count_of,
+    line_planes,
+    window_index,
+)
 
 OWN, OPPONENT = 1, 2
 

@@ -31,9 +31,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gomoku_jax.games.gomoku.features.lines import (BLOCKED_DIGIT, OWN_DIGIT, WALL, all_windows,
-                                                    any_of, count_of, line_planes, run_length,
-                                                    window_index)
+from gomoku_jax.games.gomoku.features.lines import (
+    BLOCKED_DIGIT,
+    OWN_DIGIT,
+    WALL,
+    all_windows,
+    any_of,
+    count_of,
+    line_planes,
+    run_length,
+    window_index,
+)
 from gomoku_jax.games.gomoku.features.proximity import ProximityConfig, proximity_mask
 
 NONE, OPEN_TWO, CLOSED_THREE, OPEN_THREE, FOUR, OPEN_FOUR, FIVE = range(7)

@@ -20,8 +20,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from gomoku_jax.games.gomoku.features import (HeuristicScoreConfig, cscore, f_range,
-                                              heuristic_score_map, score, total_score)
+from gomoku_jax.games.gomoku.features import (
+    HeuristicScoreConfig,
+    cscore,
+    f_range,
+    heuristic_score_map,
+    score,
+    total_score,
+)
 
 TOL = dict(rtol=1e-6, atol=1e-6)
 BATCH = 32

@@ -21,11 +21,23 @@ import numpy as np
 import pytest
 
 import gomoku_jax
-from gomoku_jax.games.gomoku.features import (CLOSED_THREE, FIVE, FOUR, NONE, OPEN_FOUR,
-                                              OPEN_THREE, OPEN_TWO, PATTERN_NAMES,
-                                              PatternConfig, ProximityConfig, pattern_counts,
-                                              pattern_features, pattern_scores,
-                                              proximity_mask, threats)
+from gomoku_jax.games.gomoku.features import (
+    CLOSED_THREE,
+    FIVE,
+    FOUR,
+    NONE,
+    OPEN_FOUR,
+    OPEN_THREE,
+    OPEN_TWO,
+    PATTERN_NAMES,
+    PatternConfig,
+    ProximityConfig,
+    pattern_counts,
+    pattern_features,
+    pattern_scores,
+    proximity_mask,
+    threats,
+)
 from gomoku_jax.games.gomoku.features.planes import PatternPlane, plane_function
 
 BATCH = 32  # boards per compiled call

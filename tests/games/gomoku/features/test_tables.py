@@ -21,20 +21,29 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from experiment_scripts import load_script
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_patterns import reference_threats
 
 from gomoku_jax.games.gomoku.features import PATTERN_NAMES, heuristic_score, patterns
 from gomoku_jax.games.gomoku.features.cell_values import cell_values
-from gomoku_jax.games.gomoku.features.heuristic_score import (HeuristicScoreConfig,
-                                                              heuristic_score_map,
-                                                              line_score_table, score_table)
-from gomoku_jax.games.gomoku.features.lines import (BLOCKED_DIGIT, EMPTY_DIGIT, OWN_DIGIT,
-                                                    WALL, all_windows, line_planes,
-                                                    window_index)
+from gomoku_jax.games.gomoku.features.heuristic_score import (
+    HeuristicScoreConfig,
+    heuristic_score_map,
+    line_score_table,
+    score_table,
+)
+from gomoku_jax.games.gomoku.features.lines import (
+    BLOCKED_DIGIT,
+    EMPTY_DIGIT,
+    OWN_DIGIT,
+    WALL,
+    all_windows,
+    line_planes,
+    window_index,
+)
 from gomoku_jax.games.gomoku.features.patterns import threat_table, threats, threats_scan
-
-from experiment_scripts import load_script
-from test_patterns import reference_threats
 
 RULES = ("freestyle", "exact5")
 
