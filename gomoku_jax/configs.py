@@ -280,21 +280,21 @@ def assign(config: Any, assignments: Mapping[str, Any], what: str = "config",
                              f"set its fields as {head}.FIELD=VALUE")
         # The type here; a range (`Annotated` bounds) is the config's own check
         # (`validate` in its `__post_init__`), whose message names it as `section.field`.
-        changes[head] = coerce(f"{what} field {head!r}", _without_bounds(fields[head]), value)
+        changes[head] = coerce(f"{what} field {head!r}", without_bounds(fields[head]), value)
     try:
         return dataclasses.replace(config, **changes)
     except TypeError as e:
         raise ValueError(f"{what}: {e}") from None
 
 
-def _without_bounds(t: Any) -> Any:
+def without_bounds(t: Any) -> Any:
     """`t` without its `Annotated` bounds, inside `Optional[...]` too."""
     if typing.get_origin(t) is Annotated:
         return typing.get_args(t)[0]
     args = typing.get_args(t)
     if typing.get_origin(t) is typing.Union and any(typing.get_origin(a) is Annotated
                                                     for a in args):
-        return typing.Union[tuple(_without_bounds(a) for a in args)]
+        return typing.Union[tuple(without_bounds(a) for a in args)]
     return t
 
 

@@ -109,7 +109,8 @@ class Registry(Mapping[str, type]):
         if missing:
             raise ValueError(f"{what} needs a value for {missing}")
         try:
-            return cls(**{f: configs.coerce(f"{what} field {f!r}", types[f], values[f])
+            return cls(**{f: configs.coerce(f"{what} field {f!r}",
+                                            configs.without_bounds(types[f]), values[f])
                           for f in required})
         except TypeError as e:
             raise ValueError(f"{what}: {e}") from None

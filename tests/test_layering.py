@@ -23,7 +23,8 @@ LAYERS = {
 # tables that wire a game's pieces in by name.
 GENERIC = ("search", "train", "eval", "agents")
 PLUG_IN_TABLES = {"train/alphazero/presets.py", "train/gmo/presets.py", "agents/registry.py",
-                  "agents/evaluator_registry.py", "agents/heuristic.py", "agents/fauxgo_heuristic.py", "agents/__init__.py"}
+                  "agents/evaluator_registry.py", "agents/heuristic.py",
+                  "agents/fauxgo_heuristic.py", "agents/__init__.py"}
 GAME_INTERNALS = ("gomoku_jax.games.gomoku", "gomoku_jax.games.fauxgo",
                   "gomoku_jax.games.pgx_adapter")
 

@@ -66,7 +66,7 @@ def test_old_configs_without_the_fields_load_with_no_bootstrap():
 
 
 @pytest.mark.parametrize("assignments, message", [
-    (["selfplay.bootstrap_iterations=-1"], "'bootstrap_iterations' must be an int >= 0"),
+    (["selfplay.bootstrap_iterations=-1"], r"bootstrap_iterations'? must be an int >= 0"),
     (["selfplay.bootstrap_evaluator=network"], "selfplay.bootstrap_evaluator must be one of"),
     (["selfplay.bootstrap_evaluator=oracle"], "selfplay.bootstrap_evaluator must be one of"),
     # Gomoku's heuristic cannot evaluate Faux Go
