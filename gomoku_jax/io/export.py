@@ -161,7 +161,7 @@ def common_metadata(network: Any, model_format: str) -> dict:
         ],
         "net": dataclasses.asdict(network.model.config),
         "num_params": network.model.num_params(),
-        "checkpoint": network.to_dict(),
+        "checkpoint": {"run_dir": str(network.run_dir), "step": network.step},
     }
 
 

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from gomoku_jax import configs
-from gomoku_jax.configs import NonNegativeFloat, NonNegativeInt, PositiveInt
+from gomoku_jax.configs import NonNegativeInt, PositiveInt
 from gomoku_jax.nets import conv
 
 DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
@@ -52,7 +52,7 @@ class NetConfig:
     head_channels: PositiveInt = 32
     value_hidden: PositiveInt = 256
     dtype: str = "float32"
-    bn_momentum: NonNegativeFloat = 0.9
+    bn_momentum: float = 0.9  # in [0, 1): checked below
 
     def __post_init__(self):
         configs.validate(self, "net")

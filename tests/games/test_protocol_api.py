@@ -40,7 +40,8 @@ def test_make_names_games_and_refuses_unknown_ones():
     assert gomoku_jax.make("gomoku", board_size=9).num_actions == 81
     with pytest.raises(ValueError, match="unknown game 'chess'"):
         games.make("chess")
-    with pytest.raises(ValueError, match="unknown option"):
+    with pytest.raises(ValueError, match=r"unknown field 'komi' for game 'gomoku'; valid "
+                                         r"fields: \['board_size', 'feature_plane'"):
         games.make("gomoku", komi=0.5)
     with pytest.raises(ValueError, match="unknown pgx env"):
         games.make("pgx/no_such_game", max_game_length=10).num_actions

@@ -118,8 +118,7 @@ def test_metadata(exported, network, trained_run):
     assert meta["outputs"][0]["shape"] == ["b", n * n] and meta["outputs"][1]["shape"] == ["b"]
     assert meta["net"] == json.loads((trained_run / "config.json").read_text())["net"]
     assert meta["num_params"] == model.num_params()
-    assert meta["checkpoint"] == {"run_dir": str(trained_run.absolute()), "step": 5,
-                                  "algo": "alphazero"} and step == 5
+    assert meta["checkpoint"] == {"run_dir": str(trained_run.absolute()), "step": 5} and step == 5
     assert meta["platforms"] == [jax.export.default_export_platform()]
 
 

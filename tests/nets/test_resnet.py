@@ -162,11 +162,11 @@ def test_abstract_vars_match_init(tiny7):
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(blocks=-1), "net.blocks must be an int >= 0"),
-    (dict(blocks=1.5), "net.blocks must be an int >= 0"),
+    (dict(blocks=1.5), "net.blocks takes an int, got 1.5"),
     (dict(channels=0), "net.channels must be an int >= 1"),
-    (dict(channels=True), "net.channels must be an int >= 1"),
+    (dict(channels=True), "net.channels takes an int, got True"),
     (dict(head_channels=0), "net.head_channels must be an int >= 1"),
-    (dict(value_hidden="8"), "net.value_hidden must be an int >= 1"),
+    (dict(value_hidden="eight"), "net.value_hidden takes an int, got 'eight'"),
     (dict(dtype="float16"), "net.dtype must be one of"),
     (dict(bn_momentum=1.0), r"net.bn_momentum must be in \[0, 1\)"),
     (dict(bn_momentum=-0.1), r"net.bn_momentum must be in \[0, 1\)"),

@@ -21,10 +21,10 @@ from flax import struct
 from gomoku_jax import cli, players, train
 from gomoku_jax.players import run_dir as rd
 from gomoku_jax.train import checkpoint, override, replay
+from gomoku_jax.train import preset as gmo_preset  # noqa: I001
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
 from gomoku_jax.train.alphazero.replay_reader import load_replay
 from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
-from gomoku_jax.train.gmo.config import GMOTrainConfig
 from gomoku_jax.train.gmo.trainer import GMOTrainer
 
 # The test's own independent reads of checkpoints give orbax no shardings: it says so.
@@ -35,7 +35,7 @@ SETS = ["eval.opponents=random"]
 
 
 def config_for(source, *more):
-    return override(GMOTrainConfig.preset("gmo_test"),
+    return override(gmo_preset("gmo_test"),
                     [*SETS, f"data.replay_run={source}", *more])
 
 

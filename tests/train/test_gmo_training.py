@@ -18,12 +18,14 @@ from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.games.protocol import is_over
 from gomoku_jax.players import run_dir as rd
 from gomoku_jax.train import RunSection, augment, override
+from gomoku_jax.train import preset as gmo_preset  # noqa: I001
 from gomoku_jax.train.gmo import data as gmo_data
 from gomoku_jax.train.gmo.config import DataSection, GMOTrainConfig
 from gomoku_jax.train.gmo.presets import PRESETS
+from gomoku_jax.train.gmo.presets import PRESETS as GMO_PRESETS  # noqa: I001
 from gomoku_jax.train.gmo.trainer import GMOTrainer, losses
 
-TEST = GMOTrainConfig.preset("gmo_test")  # 7×7 four in a row, a tiny GMO, random players
+TEST = gmo_preset("gmo_test")  # 7×7 four in a row, a tiny GMO, random players
 
 
 def tree_equal(a, b) -> bool:
@@ -290,10 +292,10 @@ def test_sections_built_directly_validate_their_fields(section, kw, message):
 
 
 def test_configs_round_trip_and_list_their_keys(capsys):
-    assert GMOTrainConfig.presets() == PRESETS and "gmo_test" in PRESETS
-    for name, config in GMOTrainConfig.presets().items():
+    assert GMO_PRESETS == PRESETS and "gmo_test" in PRESETS
+    for name, config in GMO_PRESETS.items():
         assert GMOTrainConfig.from_dict(json.loads(config.to_json())) == config, name
-        assert train.preset(name) == config == GMOTrainConfig.preset(name), name
+        assert train.preset(name) == config == gmo_preset(name), name
         assert train.presets()[name] == "gmo", name
         GMOTrainer(config)  # every preset's data agent plays its game
     assert train.preset("gmo_fauxgo").env().id == "fauxgo"

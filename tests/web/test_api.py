@@ -147,9 +147,9 @@ def test_takeback_as_white_keeps_the_ais_opening(client):
 BAD_MOVES = [
     ({"action": 49}, 400, "outside"),
     ({"action": -1}, 400, "outside"),
-    ({"action": True}, 400, "integer"),
-    ({"action": 1.5}, 400, "integer"),
-    ({"action": "3"}, 400, "integer"),
+    ({"action": True}, 400, "an int"),
+    ({"action": 1.5}, 400, "an int"),
+    ({"action": "3"}, 400, "an int"),
     ({"row": 7, "col": 0}, 400, "off the"),
     ({"row": 0}, 400, "keys"),
     ({"row": 1, "col": 1, "action": 8}, 400, "keys"),

@@ -75,8 +75,8 @@ def test_an_even_opening_leaves_black_to_move():
      "same number of stones.*opening 0 has 2, opening 1 has 3"),
     ([[(0, 0, 1)]], r"opening 0, move 0: expected a \(row, col\) offset pair"),
     ([[(0, 0), "ab"]], r"opening 0, move 1: expected a \(row, col\) offset pair"),
-    ([[(0, 0), (True, 1)]], "opening 0, move 1: expected an integer offset"),
-    ([[(0, 0), (0.5, 1)]], "expected an integer offset"),
+    ([[(0, 0), (True, 1)]], "opening 0, move 1: an offset must be an int, got True"),
+    ([[(0, 0), (0.5, 1)]], "an offset must be an int, got 0.5"),
     ([5], r"opening 0: expected a list of \(row, col\) pairs"),
     ("0,0", "not a string"),
 ])
