@@ -53,16 +53,18 @@ def preset(name: str, algo: Optional[str] = None) -> TrainingConfig:
     return ALGORITHMS[owners[name]].PRESETS[name]
 
 
-def load_config(run_dir: str | pathlib.Path, expected: Optional[str] = None
+def load_config(run_dir: str | pathlib.Path, expected: Any = None
                 ) -> TrainingConfig:
     """The config saved in `run_dir`, of the algorithm its config.json names.
 
     Args:
-      expected: the algorithm the run must be of (ValueError otherwise).
+      expected: the algorithm (a name or its config class) the run must be of.
     Raises:
       ValueError: no config.json, one that is not valid JSON or not a valid config of its
         algorithm, an unknown algorithm, or a run of another algorithm than `expected`.
     """
+    if isinstance(expected, type):  # a config class names its algorithm
+        expected = expected.algo
     data = rd.config_data(pathlib.Path(run_dir))
     algo, _ = rd.tags(data)
     cls = algorithm(algo)
