@@ -21,7 +21,6 @@ from flax import struct
 from gomoku_jax import cli, players, train
 from gomoku_jax.players import run_dir as rd
 from gomoku_jax.train import checkpoint, override, replay
-from gomoku_jax.train import preset as gmo_preset  # noqa: I001
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
 from gomoku_jax.train.alphazero.replay_reader import load_replay
 from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
@@ -35,7 +34,7 @@ SETS = ["eval.opponents=random"]
 
 
 def config_for(source, *more):
-    return override(gmo_preset("gmo_test"),
+    return override(train.preset("gmo_test", "gmo"),
                     [*SETS, f"data.replay_run={source}", *more])
 
 
@@ -184,8 +183,8 @@ def test_resume_equals_the_uninterrupted_run(runs):
     assert a.step == b.step == 2
     for x, y in zip(jax.tree.leaves(a.variables), jax.tree.leaves(b.variables)):
         np.testing.assert_array_equal(x, y)
-    strip = lambda r: {k: v for k, v in r.items() if k not in ("seconds",  # noqa: E731
-                                                              "positions_per_second")}
+    timings = ("seconds", "games_per_second", "positions_per_second")  # wall-clock
+    strip = lambda r: {k: v for k, v in r.items() if k not in timings}  # noqa: E731
     assert [strip(r) for r in metrics(full)] == [strip(r) for r in metrics(resumed)]
 
 
@@ -242,7 +241,7 @@ def test_errors_of_the_source(trained_run, restored, source, runs, tmp_path):
     for run, sets, message in [
         (tmp_path / "nowhere", [], "checkpoint path .*nowhere does not exist"),
         (tmp_path, [], ".* is not a run directory"),
-        (full, [], re.escape(f"{full} holds a run of --algo gmo, not alphazero")),
+        (full, [], re.escape(f"{full} holds a run of --algo gmo, not an AlphaZero run")),
         (source, ["game.board_size=9"], "the run's game is not this config's "
                                         r"\(game.board_size: the run's 7, this config's 9\)"),
         (source, ["game.win_length=5"], r".*\(game.win_length: the run's 4, this config's 5\)"),

@@ -18,14 +18,12 @@ from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.games.protocol import is_over
 from gomoku_jax.players import run_dir as rd
 from gomoku_jax.train import RunSection, augment, override
-from gomoku_jax.train import preset as gmo_preset  # noqa: I001
 from gomoku_jax.train.gmo import data as gmo_data
 from gomoku_jax.train.gmo.config import DataSection, GMOTrainConfig
 from gomoku_jax.train.gmo.presets import PRESETS
-from gomoku_jax.train.gmo.presets import PRESETS as GMO_PRESETS  # noqa: I001
 from gomoku_jax.train.gmo.trainer import GMOTrainer, losses
 
-TEST = gmo_preset("gmo_test")  # 7×7 four in a row, a tiny GMO, random players
+TEST = train.preset("gmo_test", "gmo")  # 7×7 four in a row, a tiny GMO, random players
 
 
 def tree_equal(a, b) -> bool:
@@ -217,8 +215,8 @@ def test_resume_equals_the_uninterrupted_run(full_run, tmp_path):
     a, b = players.load(full_run), players.load(run)
     assert a.step == b.step == 2
     assert tree_equal(a.variables, b.variables)
-    strip = lambda r: {k: v for k, v in r.items() if k not in ("seconds",  # noqa: E731
-                                                              "positions_per_second")}
+    timings = ("seconds", "games_per_second", "positions_per_second")  # wall-clock
+    strip = lambda r: {k: v for k, v in r.items() if k not in timings}  # noqa: E731
     assert [strip(r) for r in metrics(full_run)] == [strip(r) for r in metrics(run)]
 
 
@@ -256,24 +254,24 @@ def test_a_trained_gmo_plays_through_checkpoint_specs(full_run, tmp_path):
 @pytest.mark.parametrize("assignment, message", [
     ("bogus.key=1", "unknown config key 'bogus.key'; valid keys: game.id"),
     ("data.bogus=1", "unknown field 'bogus' for config.data"),
-    ("data.games=0", "config.data field 'games' must be an int >= 1, got 0"),
+    ("data.games=0", "data.games must be an int >= 1, got 0"),
     ("data.games=True", "config.data field 'games' takes an int, got 'True'"),
     ("data.games=many", "config.data field 'games' takes an int, got 'many'"),
-    ("data.epsilon=1.5", r"config.data field 'epsilon' must be in \[0, 1\], got 1.5"),
-    ("data.random_plies=-1", "config.data field 'random_plies' must be an int >= 0, got -1"),
+    ("data.epsilon=1.5", r"data.epsilon must be in \[0, 1\], got 1.5"),
+    ("data.random_plies=-1", "data.random_plies must be an int >= 0, got -1"),
     ("data.agent=nobody", "data.agent: unknown agent 'nobody'; available"),
     ("data.agent=mcts:num_simulations=0",
-     "data.agent: agent 'mcts' field 'num_simulations' must be an int >= 1, got 0"),
+     "data.agent: SearchAgent.num_simulations must be an int >= 1, got 0"),
     ("optim.schedule=linear", "optim.schedule must be one of"),
     ("optim.log_var_min=5", "optim.log_var_min must be < optim.log_var_max"),
-    ("optim.batch_size=0", "config.optim field 'batch_size' must be an int >= 1, got 0"),
-    ("optim.learning_rate=-1", "config.optim field 'learning_rate' must be >= 0, got -1.0"),
-    ("gmo.hidden_dim=0", "hidden_dim' must be an int >= 1"),
+    ("optim.batch_size=0", "optim.batch_size must be an int >= 1, got 0"),
+    ("optim.learning_rate=-1", "optim.learning_rate must be >= 0, got -1.0"),
+    ("gmo.hidden_dim=0", "gmo.hidden_dim must be an int >= 1, got 0"),
     ("gmo.dropout_rate=1", r"dropout_rate must be in \[0, 1\)"),
-    ("eval.games=0", "config.eval field 'games' must be an int >= 1, got 0"),
-    ("run.iterations=0", "config.run field 'iterations' must be an int >= 1, got 0"),
-    ("run.devices=-1", "config.run field 'devices' must be an int >= 0, got -1"),
-    ("game.board_size=3", "board_size' must be an int in 5..20"),
+    ("eval.games=0", "eval.games must be an int >= 1, got 0"),
+    ("run.iterations=0", "run.iterations must be an int >= 1, got 0"),
+    ("run.devices=-1", "run.devices must be an int >= 0, got -1"),
+    ("game.board_size=3", "game.board_size must be an int in 5..20, got 3"),
 ])
 def test_bad_config_values_raise_clear_errors(assignment, message):
     with pytest.raises(ValueError, match=message):
@@ -292,13 +290,18 @@ def test_sections_built_directly_validate_their_fields(section, kw, message):
 
 
 def test_configs_round_trip_and_list_their_keys(capsys):
-    assert GMO_PRESETS == PRESETS and "gmo_test" in PRESETS
-    for name, config in GMO_PRESETS.items():
+    assert train.algorithm("gmo") is GMOTrainer and GMOTrainer.PRESETS is PRESETS
+    assert GMOTrainer.Config is GMOTrainConfig and GMOTrainer.test_preset == "gmo_test"
+    assert GMOTrainer.default_preset in PRESETS
+    for name, config in PRESETS.items():
+        assert isinstance(config, GMOTrainConfig), name
         assert GMOTrainConfig.from_dict(json.loads(config.to_json())) == config, name
-        assert train.preset(name) == config == gmo_preset(name), name
+        assert train.preset(name) == config == train.preset(name, "gmo"), name
         assert train.presets()[name] == "gmo", name
         GMOTrainer(config)  # every preset's data agent plays its game
     assert train.preset("gmo_fauxgo").env().id == "fauxgo"
+    with pytest.raises(ValueError, match="unknown preset 'quick' of training algorithm 'gmo'"):
+        train.preset("quick", "gmo")
     assert json.loads(TEST.to_json())["player"] == "gmo"
     # one trainer per config; a restore target on the first device
     assert train.trainer_for(TEST) is train.trainer_for(TEST)
@@ -325,8 +328,7 @@ def test_configs_round_trip_and_list_their_keys(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--algo", "gmo", "--preset", "quick"], "--preset quick is not a preset of --algo gmo"),
-    (["--preset", "gmo_test", "--set", "data.games=0"],
-     "config.data field 'games' must be an int >= 1, got 0"),
+    (["--preset", "gmo_test", "--set", "data.games=0"], "data.games must be an int >= 1, got 0"),
     (["--preset", "gmo_test", "--set", "selfplay.games=8"], "unknown config key"),
     (["--algo", "gmo", "--resume"], "is not a run directory: no config.json in it"),
     (["--preset", "gmo_test", "--set", "eval.opponents=random;nobody"],
