@@ -99,7 +99,7 @@ def setup_game(args: argparse.Namespace, network=None) -> tuple[Env, Optional[tu
     """(env, openings or None for the game's own) from the flags of `add_game_arguments`;
     SystemExit on bad values.
 
-    With `network` (a `TrainedNetwork`), the env is the network's game and game flags that
+    With `network` (a `players.Player`), the env is the network's game and game flags that
     were given must match it."""
     given = {k: getattr(args, k, None) for k in GOMOKU_FLAGS}
     game = getattr(args, "game", None)

@@ -12,7 +12,7 @@ Agent configs are `--agent-config KEY=VALUE`, read like agent specs (`gomoku_jax
 `--agent mcts --agent-config greedy=false` is the spec `mcts:greedy=false`.
 
 The default engine (no --agent, --agent-config or --checkpoint) is the strongest the project
-measured (`experiments/strength.py`, README "Strength"): the shipped 15x15 network's agent
+measured (`experiments/strength.py`, docs/strength.md): the shipped 15x15 network's agent
 (its search with VCF at the root) on 15x15, and `mcts` (PUCT on the heuristic evaluator with
 VCF) on every other board size.
 """

@@ -138,7 +138,7 @@ def _planes(env) -> Optional[list[str]]:
 
 
 def common_metadata(network: Any, model_format: str) -> dict:
-    """What the metadata of every export format of `network` (a `TrainedNetwork`) says: the
+    """What the metadata of every export format of `network` (a `players.Player`) says: the
     game, the input, the outputs, the net and the checkpoint."""
     env = network.env
     shape = list(env.observation_shape)
@@ -167,7 +167,7 @@ def common_metadata(network: Any, model_format: str) -> dict:
 
 def metadata(network: Any, exported: jax.export.Exported) -> dict:
     """The JSON description of the StableHLO export `exported` of `network` (a
-    `TrainedNetwork`): `common_metadata` and the lowering's platforms and versions."""
+    `players.PolicyValuePlayer`): `common_metadata` and the lowering's platforms and versions."""
     return {
         **common_metadata(network, "stablehlo"),
         "platforms": list(exported.platforms),

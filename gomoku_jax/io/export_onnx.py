@@ -139,7 +139,7 @@ def check(model_bytes: bytes, forward: Callable, observation_shape: Sequence[int
 
 
 def export_network(network: Any) -> tuple[bytes, dict]:
-    """The serialized, checked ONNX model of `network` (a `TrainedNetwork` with a
+    """The serialized, checked ONNX model of `network` (a `players.PolicyValuePlayer` with a
     policy-value model) and its metadata.
 
     Raises:

@@ -16,21 +16,20 @@ from __future__ import annotations
 from gomoku_jax.players import run_dir
 from gomoku_jax.players.base import Player
 from gomoku_jax.players.defaults import (
-                                         DEFAULT_AGENTS,
-                                         default_agent_spec,
-                                         default_network,
-                                         shipped_game,
+    DEFAULT_AGENTS,
+    default_agent_spec,
+    default_network,
+    shipped_game,
 )
 from gomoku_jax.players.gmo import GMOPlayer
 from gomoku_jax.players.loader import (
-                                         PLAYERS,
-                                         default_network_path,
-                                         load,
-                                         load_for_cli,
-                                         player_class,
-                                         uses_network,
+    PLAYERS,
+    default_network_path,
+    load,
+    load_for_cli,
+    player_class,
 )
-from gomoku_jax.players.policy_value import PolicyValuePlayer
+from gomoku_jax.players.policy_value import PolicyValuePlayer, uses_network
 
 __all__ = ["DEFAULT_AGENTS", "GMOPlayer", "PLAYERS", "Player", "PolicyValuePlayer",
            "default_agent_spec", "default_network", "default_network_path", "load",

@@ -7,7 +7,6 @@ from importlib import resources
 from typing import Optional
 
 from gomoku_jax import games
-from gomoku_jax.agents.base import Agent
 from gomoku_jax.games.protocol import GameSpec
 from gomoku_jax.players import run_dir
 from gomoku_jax.players.base import Player
@@ -81,10 +80,3 @@ def load_for_cli(path: Optional[str], step: Optional[int] = None,
         return load(path, step)
     except ValueError as e:
         raise SystemExit(f"error: {flag} {path}: {e}")
-
-
-def uses_network(agent: Agent) -> bool:
-    """Whether `agent` evaluates positions with a policy-value network."""
-    return PolicyValuePlayer.plays(None, agent)
-
-

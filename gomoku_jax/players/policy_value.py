@@ -29,6 +29,11 @@ from gomoku_jax.search.puct import PUCT
 NETWORK = "network"  # the evaluator name of an agent that plays with the network
 
 
+def uses_network(agent: Agent) -> bool:
+    """Whether `agent` evaluates positions with a policy-value network."""
+    return getattr(agent, "evaluator", None) == NETWORK
+
+
 def search_agent(env: Env, model: PolicyValueModel, search: SearchAlgorithm,
                  num_simulations: int) -> SearchAgent:
     """The network inside `search` at full strength (`for_play()`: no root noise, greedy);
@@ -58,7 +63,7 @@ class PolicyValuePlayer(Player):
                             num_simulations or self.agent_simulations)
 
     def plays(self, agent: Agent) -> bool:
-        return getattr(agent, "evaluator", None) == NETWORK
+        return uses_network(agent)
 
     @staticmethod
     def to_dicts(variables: NetVars) -> dict[str, Any]:

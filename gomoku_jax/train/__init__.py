@@ -12,26 +12,26 @@ network it trains); `gomoku-jax train --algo NAME --preset PRESET` reads it.
 """
 
 from gomoku_jax.train.algorithms import (
-                                         ALGORITHMS,
-                                         DEFAULT_ALGORITHM,
-                                         algorithm,
-                                         load_config,
-                                         preset,
-                                         presets,
+    ALGORITHMS,
+    DEFAULT_ALGORITHM,
+    algorithm,
+    load_config,
+    preset,
+    presets,
 )
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
 from gomoku_jax.train.arena import arena_table
 from gomoku_jax.train.config import (
-                                         RESUMABLE,
-                                         EvalSection,
-                                         OptimSection,
-                                         ReplaySection,
-                                         RunSection,
-                                         TrainingConfig,
-                                         override,
-                                         resumable,
-                                         resumable_changes,
-                                         valid_keys,
+    RESUMABLE,
+    EvalSection,
+    OptimSection,
+    ReplaySection,
+    RunSection,
+    TrainingConfig,
+    override,
+    resumable,
+    resumable_changes,
+    valid_keys,
 )
 from gomoku_jax.train.driver import train
 from gomoku_jax.train.gmo.config import GMOTrainConfig

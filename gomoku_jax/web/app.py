@@ -12,7 +12,7 @@ API (JSON bodies; an error is a 4xx status with {"error": "..."} and changes not
     POST   /api/games/{id}/takeback    undo your last move and the AI's reply
     DELETE /api/games/{id}
 
-The view's fields are in the README ("Play in the browser"). Game options are the
+The view's fields are in docs/play.md. Game options are the
 `seats.PLAYABLE` fields of the game's config (Gomoku: board_size, win_length, rule; Faux Go:
 board_size, komi). The store's methods block (the first move on a new board compiles a
 game's step function), so they run on Starlette's thread pool; the AI's moves run on the

@@ -1,4 +1,4 @@
-"""A game as the web UI's JSON (the README's "Play in the browser" has the schema).
+"""A game as the web UI's JSON (docs/play.md has the schema).
 
 Board games of the platform share the state fields read here: `board` int8[N, N] (+1
 black, -1 white, 0 empty), `color` int8[] (the colour to move), `winner` int8[] (+1, -1,

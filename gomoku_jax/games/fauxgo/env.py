@@ -22,8 +22,8 @@ class FauxGo(BoardEnv):
     """Faux Go ("Simply GO", seed 004) on an N x N board; pgx's Env conventions.
 
     Black (+1) moves first, white is -1; actions `row * N + col` and the pass N*N. Two
-    player ids: `init(key)` draws which one plays black. The rules are in `rules.py` and the
-    README; all outcomes are decided inside `jit`:
+    player ids: `init(key)` draws which one plays black. The rules are in `rules.py` and
+    docs/games/fauxgo.md; all outcomes are decided inside `jit`:
       - an illegal action ends the game, the mover loses (-1, opponent +1);
       - two passes in a row, or 2 N^2 plies, end the game by score (+1 / -1, 0 for a draw);
       - stepping a finished state returns it unchanged with zero rewards.

@@ -1,6 +1,6 @@
 """Faux Go's transition on a single state: regions, escape, captures and enclosures, scoring.
 
-The rules (version "v1"; the README has them in full):
+The rules (version "v1"; docs/games/fauxgo.md has them in full):
 
 - Regions of a colour C: the 4-connected components of the cells that hold neither an
   opponent stone nor an opponent enclosure. A region *escapes* if it holds an empty edge

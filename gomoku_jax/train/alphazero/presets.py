@@ -10,11 +10,11 @@ from gomoku_jax.games.gomoku.config import GameConfig
 from gomoku_jax.nets.resnet import NET_PRESETS
 from gomoku_jax.search.puct import PUCT
 from gomoku_jax.train.alphazero.config import (
-                                               AlphaZeroConfig,
-                                               EvalSection,
-                                               OptimSection,
-                                               ReplaySection,
-                                               SelfPlaySection,
+    AlphaZeroConfig,
+    EvalSection,
+    OptimSection,
+    ReplaySection,
+    SelfPlaySection,
 )
 from gomoku_jax.train.config import RunSection
 
@@ -23,7 +23,7 @@ from gomoku_jax.train.config import RunSection
 # 3×32 net with the heuristics' pattern plane as a sixth input, 24-simulation PUCT with the
 # parent-value Q, 36 iterations, the arena only at the end. Self-play is almost all network
 # FLOPs, so its cost is games × moves × simulations: 36 × 24 beat 30 × 32 at the same time
-# (the README's three-seed table).
+# (the three-seed table in docs/training.md).
 _QUICK = AlphaZeroConfig(
     game=GameConfig(board_size=9, win_length=4, observation="canonical",
                     feature_plane="patterns"),
