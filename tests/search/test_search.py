@@ -32,8 +32,8 @@ def test_registry_names_every_algorithm_and_refuses_unknown_ones():
         assert hash(algorithm) == hash(search.make(name))
     with pytest.raises(ValueError, match="unknown search algorithm 'alphabeta'"):
         search.make("alphabeta")
-    with pytest.raises(ValueError, match=r"unknown config for search algorithm 'gumbel': "
-                                         r"\['pb_c_init'\]"):
+    with pytest.raises(ValueError, match=r"unknown field 'pb_c_init' for search algorithm "
+                                         r"'gumbel'; valid fields: \['candidate_threshold'"):
         search.make("gumbel", pb_c_init=1.0)  # each config holds only its own knobs
 
 

@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gomoku_jax import configs
 from gomoku_jax.games.gomoku.features.lines import (
     all_of,
     all_windows,
@@ -47,7 +48,8 @@ class HeuristicScoreConfig:
     kappa1: float = 5.0
 
     def __post_init__(self):
-        if self.kappa0 <= 0 or self.kappa1 <= 0:
+        configs.validate(self)
+        if self.kappa0 <= 0 or self.kappa1 <= 0:  # an open range: past what `Bounds` says
             raise ValueError(f"kappa0 and kappa1 must be > 0, got {self.kappa0}, {self.kappa1}")
 
 

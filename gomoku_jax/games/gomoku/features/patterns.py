@@ -31,6 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from gomoku_jax import configs
 from gomoku_jax.games.gomoku.features.lines import (
     BLOCKED_DIGIT,
     OWN_DIGIT,
@@ -67,6 +68,7 @@ class PatternConfig:
     proximity: ProximityConfig = ProximityConfig()
 
     def __post_init__(self):
+        configs.validate(self)
         if len(self.weights) != NUM_PATTERNS:
             raise ValueError(f"weights needs {NUM_PATTERNS} entries {PATTERN_NAMES}, got "
                              f"{len(self.weights)}")

@@ -9,6 +9,9 @@ import operator
 import jax
 import jax.numpy as jnp
 
+from gomoku_jax import configs
+from gomoku_jax.configs import NonNegativeInt, UnitFloat
+
 
 @dataclasses.dataclass(frozen=True)
 class ProximityConfig:
@@ -21,18 +24,15 @@ class ProximityConfig:
         exception": the first moves may go anywhere).
     """
 
-    distance_weights: tuple[float, ...] = (1.0, 0.5, 0.2)
-    far_weight: float = 0.05
-    opening_stones: int = 5
+    distance_weights: tuple[UnitFloat, ...] = (1.0, 0.5, 0.2)
+    far_weight: UnitFloat = 0.05
+    opening_stones: NonNegativeInt = 5
 
     def __post_init__(self):
-        if not self.distance_weights or any(not 0.0 <= w <= 1.0 for w in self.distance_weights):
-            raise ValueError(f"distance_weights must be a non-empty tuple of floats in [0, 1], "
-                             f"got {self.distance_weights!r}")
-        if not 0.0 <= self.far_weight <= 1.0:
-            raise ValueError(f"far_weight must be in [0, 1], got {self.far_weight!r}")
-        if self.opening_stones < 0:
-            raise ValueError(f"opening_stones must be >= 0, got {self.opening_stones!r}")
+        configs.validate(self)
+        if not self.distance_weights:
+            raise ValueError("ProximityConfig.distance_weights must be a non-empty tuple of "
+                             "floats in [0, 1], got ()")
 
 
 def _dilate(occupied: jax.Array) -> jax.Array:
