@@ -19,7 +19,7 @@ imported when first asked for, so importing this module costs nothing.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Mapping
+from typing import Any
 
 from gomoku_jax.registry import Registry
 
@@ -43,9 +43,6 @@ def registry(kind: str) -> Registry:
     found = getattr(importlib.import_module(module), attribute, None)
     if isinstance(found, Registry):
         return found
-    if isinstance(found, Mapping):  # a plain table, not yet a Registry: {name: class, or a
-        # class naming its config class `Config` (a trainer)}
-        return Registry(kind, {name: getattr(cls, "Config", cls) for name, cls in found.items()})
     raise ValueError(f"no {kind} registry: {module} has no {attribute}")
 
 

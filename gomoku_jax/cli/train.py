@@ -36,6 +36,7 @@ from gomoku_jax.players.run_dir import run_algo
 from gomoku_jax.train.algorithms import (
     ALGORITHMS,
     DEFAULT_ALGORITHM,
+    TRAINERS,
     algorithm,
     load_config,
     preset,
@@ -53,7 +54,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     parser.add_argument("--preset", choices=sorted(presets()),
                         help="the starting config (default: the algorithm's default preset, "
                              + ", ".join(f"{cls.default_preset} for {name}"
-                                         for name, cls in sorted(ALGORITHMS.items())) + ")")
+                                         for name, cls in sorted(TRAINERS.items())) + ")")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="where config, metrics, checkpoints and summary go "
                              "(default: runs/<preset>)")

@@ -7,13 +7,15 @@ over (state, move)), run by one driver.
     summary = train.train(config, "runs/quick")        # resumable, extendable
     player = gomoku_jax.players.load("runs/quick")     # play it (no training layer needed)
 
-`ALGORITHMS` maps each algorithm's name to its config class (presets, trainer, the kind of
-network it trains); `gomoku-jax train --algo NAME --preset PRESET` reads it.
+`ALGORITHMS` maps each algorithm's name to its config class, as every kind of plug-in
+registers (`gomoku_jax.plugins`), and `TRAINERS` to its trainer class (presets, the compiled
+iteration); `gomoku-jax train --algo NAME --preset PRESET` reads them.
 """
 
 from gomoku_jax.train.algorithms import (
     ALGORITHMS,
     DEFAULT_ALGORITHM,
+    TRAINERS,
     algorithm,
     load_config,
     preset,
@@ -39,6 +41,6 @@ from gomoku_jax.train.trainer import Trainer, trainer_for
 
 __all__ = ["ALGORITHMS", "AlphaZeroConfig", "DEFAULT_ALGORITHM", "EvalSection",
            "GMOTrainConfig", "OptimSection", "RESUMABLE", "ReplaySection", "RunSection",
-           "Trainer", "TrainingConfig", "algorithm", "arena_table", "load_config", "override",
-           "preset", "presets", "resumable", "resumable_changes", "train", "trainer_for",
-           "valid_keys"]
+           "TRAINERS", "Trainer", "TrainingConfig", "algorithm", "arena_table", "load_config",
+           "override", "preset", "presets", "resumable", "resumable_changes", "train",
+           "trainer_for", "valid_keys"]

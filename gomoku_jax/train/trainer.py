@@ -57,9 +57,9 @@ class Trainer(Protocol):
 
 @functools.lru_cache(maxsize=8)
 def trainer_for(config: Any) -> Trainer:
-    """The trainer of `config` (its algorithm's, `algorithms.ALGORITHMS`), one per config in
+    """The trainer of `config` (its algorithm's, `algorithms.TRAINERS`), one per config in
     a process, so a resumed or extended run (or a second run of the same config) reuses its
     compiled iteration."""
-    from gomoku_jax.train.algorithms import ALGORITHMS
+    from gomoku_jax.train.algorithms import TRAINERS
 
-    return ALGORITHMS[config.algo](config)
+    return TRAINERS[config.algo](config)

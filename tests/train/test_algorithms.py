@@ -14,7 +14,7 @@ from gomoku_jax import cli, players
 from gomoku_jax.agents import registry as agents
 from gomoku_jax.eval.arena import run_match
 from gomoku_jax.players import run_dir as rd
-from gomoku_jax.train import ALGORITHMS, load_config, override, preset, train
+from gomoku_jax.train import ALGORITHMS, TRAINERS, load_config, override, preset, train
 
 TIMING = ("seconds", "games_per_second", "positions_per_second")
 # Small arenas: the lifecycle, not the strength, is under test.
@@ -32,9 +32,10 @@ def leaves(tree):
 
 @pytest.mark.parametrize("algo", sorted(ALGORITHMS))
 def test_lifecycle(algo, tmp_path, capsys):
-    cls = ALGORITHMS[algo]
+    cls = TRAINERS[algo]
     config = override(preset(cls.test_preset, algo), SETS)
     assert config.algo == algo and isinstance(config, cls.Config)
+    assert ALGORITHMS[algo] is cls.Config
     whole, killed = tmp_path / "whole", tmp_path / "killed"
 
     summary = train(config, whole, progress=False)
