@@ -33,28 +33,21 @@ import pathlib
 from typing import Optional
 
 from gomoku_jax.players.run_dir import run_algo
-from gomoku_jax.train.algorithms import (
-    ALGORITHMS,
-    DEFAULT_ALGORITHM,
-    TRAINERS,
-    algorithm,
-    load_config,
-    preset,
-    presets,
-)
+from gomoku_jax.train import algorithms
 from gomoku_jax.train.config import RESUMABLE, override, resumable, valid_keys
 
 
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
     parser = parser or argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algo", choices=sorted(ALGORITHMS),
-                        help=f"the training algorithm (default: {DEFAULT_ALGORITHM}; with "
-                             f"--resume: the run's own; with a preset: the preset's)")
-    parser.add_argument("--preset", choices=sorted(presets()),
-                        help="the starting config (default: the algorithm's default preset, "
-                             + ", ".join(f"{cls.default_preset} for {name}"
-                                         for name, cls in sorted(TRAINERS.items())) + ")")
+    defaults = ", ".join(f"{cls.default_preset} for {name}"
+                         for name, cls in sorted(algorithms.TRAINERS.items()))
+    parser.add_argument("--algo", choices=sorted(algorithms.ALGORITHMS),
+                        help=f"the training algorithm (default: {algorithms.DEFAULT_ALGORITHM}; "
+                             f"with --resume: the run's own; with a preset: the preset's)")
+    parser.add_argument("--preset", choices=sorted(algorithms.presets()),
+                        help=f"the starting config (default: the algorithm's default preset, "
+                             f"{defaults})")
     parser.add_argument("--run-dir", metavar="DIR",
                         help="where config, metrics, checkpoints and summary go "
                              "(default: runs/<preset>)")
@@ -83,11 +76,11 @@ def _algo(args: argparse.Namespace) -> str:
         if algo is not None and algo != saved:
             raise ValueError(f"--algo {algo}, but {args.run_dir} holds a run of --algo {saved}")
         return saved
-    owner = presets().get(args.preset) if args.preset is not None else None
-    algo = algo or owner or DEFAULT_ALGORITHM
+    owner = algorithms.presets().get(args.preset) if args.preset is not None else None
+    algo = algo or owner or algorithms.DEFAULT_ALGORITHM
     if args.preset is not None and owner != algo:
         raise ValueError(f"--preset {args.preset} is not a preset of --algo {algo}; its "
-                         f"presets: {', '.join(sorted(algorithm(algo).PRESETS))}")
+                         f"presets: {', '.join(sorted(algorithms.algorithm(algo).PRESETS))}")
     if saved is not None and saved != algo:
         raise ValueError(f"{args.run_dir} holds a run of --algo {saved}, not {algo}: use "
                          f"another run directory, or --resume to continue that run")
@@ -96,7 +89,7 @@ def _algo(args: argparse.Namespace) -> str:
 
 def main(args: argparse.Namespace) -> int:
     try:
-        cls = algorithm(_algo(args))
+        cls = algorithms.algorithm(_algo(args))
         name = args.preset or cls.default_preset
         run_dir = pathlib.Path(args.run_dir or f"runs/{name}")
         if args.resume:
@@ -105,9 +98,10 @@ def main(args: argparse.Namespace) -> int:
             if other:
                 raise ValueError(f"--resume continues the run's own config; --set may change "
                                  f"only {', '.join(RESUMABLE)}, not {', '.join(other)}")
-            config = override(load_config(run_dir, cls.Config.algo), args.assignments)
+            saved = algorithms.load_config(run_dir, cls.Config.algo)
+            config = override(saved, args.assignments)
         else:
-            config = override(preset(name, cls.Config.algo), args.assignments)
+            config = override(algorithms.preset(name, cls.Config.algo), args.assignments)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     if args.list_keys:

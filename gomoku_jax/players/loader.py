@@ -6,7 +6,7 @@ import pathlib
 from importlib import resources
 from typing import Optional
 
-from gomoku_jax import games
+from gomoku_jax import configs, games
 from gomoku_jax.games.protocol import GameSpec
 from gomoku_jax.players import run_dir
 from gomoku_jax.players.base import Player
@@ -50,8 +50,8 @@ def load(path: str | pathlib.Path, step: Optional[int] = None) -> Player:
       ValueError: a path that is not a run, a run without checkpoints, a missing step, a
         checkpoint that does not fit its config or was made for another env version.
     """
-    if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
-        raise ValueError(f"step must be an int, got {step!r}")
+    if step is not None:
+        step = configs.check_int("step", step, 0)
     directory, named = run_dir.locate(pathlib.Path(path))
     data = run_dir.config_data(directory)
     algo, kind = run_dir.tags(data)
