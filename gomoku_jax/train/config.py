@@ -24,13 +24,6 @@ from gomoku_jax.players.run_dir import ALGO_KEY, KINDS, PLAYER_KEY
 SCHEDULES = ("constant", "cosine", "warmup_cosine")
 
 
-def one_of(name: str, value: Any, allowed: Iterable[Any]) -> None:
-    """ValueError unless `value` is one of `allowed`."""
-    allowed = tuple(allowed)
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-
-
 @dataclasses.dataclass(frozen=True)
 class Section:
     """A config section: its fields are validated against their annotations."""
@@ -82,7 +75,9 @@ class OptimSection(Section):
 
     def __post_init__(self):
         super().__post_init__()
-        one_of("optim.schedule", self.schedule, SCHEDULES)
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"optim.schedule must be one of {SCHEDULES}, got "
+                             f"{self.schedule!r}")
 
     @property
     def scan_unroll(self) -> int:
