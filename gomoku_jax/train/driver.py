@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 import jax
 import jax.numpy as jnp
 
+from gomoku_jax import progress as progress_bar
 from gomoku_jax.players import run_dir as rd
 from gomoku_jax.train import checkpoint
 from gomoku_jax.train.algorithms import load_config
@@ -77,6 +78,32 @@ class RunLogger:
             self.board.close()
 
 
+class CompileTimer:
+    """Seconds JAX spends tracing, lowering and compiling (or fetching from the persistent
+    cache), summed from `jax.monitoring`'s duration events while it is open; `take()`
+    returns the sum since the last take. An iteration's `seconds` minus this is what it
+    cost to run, whatever the compilation cache held."""
+
+    EVENTS = ("/jax/core/compile/jaxpr_trace_duration",
+              "/jax/core/compile/jaxpr_to_mlir_module_duration",
+              "/jax/core/compile/backend_compile_duration")
+
+    def __init__(self):
+        self.seconds = 0.0
+        jax.monitoring.register_event_duration_secs_listener(self._listen)
+
+    def _listen(self, event: str, duration: float, **kwargs: Any) -> None:
+        if event in self.EVENTS:
+            self.seconds += duration
+
+    def take(self) -> float:
+        seconds, self.seconds = self.seconds, 0.0
+        return seconds
+
+    def close(self) -> None:
+        jax.monitoring.unregister_event_duration_listener(self._listen)
+
+
 def copy_tree(tree: Any) -> Any:
     """A copy that outlives the state: `iteration` donates (frees) its input's buffers."""
     return jax.tree.map(jnp.copy, tree)
@@ -102,7 +129,8 @@ def check_run_dir(run_dir: pathlib.Path, config: Any) -> None:
 
 def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
           stop_after: Optional[int] = None,
-          on_iteration: Optional[Callable[[int, dict], None]] = None) -> dict:
+          on_iteration: Optional[Callable[[int, dict], None]] = None,
+          stop_when: Optional[Callable[[int, dict], bool]] = None) -> dict:
     """Run (or resume, or extend) `config` in `run_dir`; returns the summary (also
     `summary.json`). A run that has done `run.iterations` already is not touched: its saved
     summary comes back with `"already_finished": True`.
@@ -112,6 +140,8 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
       stop_after: stop once this many iterations are done (in all, counting those of
         earlier sessions), as if killed after its checkpoint; for tests and time limits.
       on_iteration: called with (iteration, metrics record) after each iteration.
+      stop_when: called with (iteration, metrics record) after each iteration; True stops
+        the run there, after a checkpoint, as `stop_after` does (e.g. a wall-clock budget).
     Raises:
       ValueError: a run directory made with another algorithm or config (other than its
         resumable keys), a checkpoint of another env version, a bad opponent spec, or what
@@ -123,7 +153,7 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
     validate_opponents(config)
     trainer = trainer_for(config)
     # A fresh run's state first: its errors come before anything is written.
-    state = None if rd.has_checkpoints(run_dir) else trainer.init()
+    state = None if rd.has_checkpoints(run_dir) else trainer.init(config.run.seed)
     mgr = rd.manager(run_dir, config.run.keep_checkpoints)
     if state is None:
         state, previous, previous_iteration = checkpoint.restore(mgr, trainer)
@@ -142,13 +172,13 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
                                                                  config.run.iterations)
     eval_key = jax.random.key(config.run.seed + 1)
     arena: dict = {}
-    bar = None
-    if progress and primary:
-        from tqdm import tqdm
-
-        bar = tqdm(total=config.run.iterations, initial=start, unit="it", dynamic_ncols=True)
+    bar = progress_bar.bar(total=config.run.iterations, initial=start, unit="it",
+                           enabled=progress and primary)
+    stopping = False
+    compiling = CompileTimer()
     try:
         for it in range(start + 1, total + 1):
+            compiling.take()
             t0 = time.perf_counter()
             state, metrics = trainer.iteration(state, it - 1)
             metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
@@ -157,6 +187,7 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
                       "seconds": seconds,
                       "games_per_second": metrics.get("games", 0.0) / seconds,
                       "positions_per_second": metrics.get("positions", 0.0) / seconds}
+            record["compile_seconds"] = compiling.take()
             last = it == config.run.iterations
             if (config.eval.every and it % config.eval.every == 0) or last:
                 params = trainer.network(state)
@@ -165,19 +196,21 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
                 record["arena"] = arena
                 record["previous_iteration"] = previous_iteration
             logger.log(record)
-            if it % config.run.checkpoint_every == 0 or last or it == total:
+            stopping = stop_when is not None and stop_when(it, record)
+            if it % config.run.checkpoint_every == 0 or last or it == total or stopping:
                 checkpoint.save(mgr, it, trainer, state, previous, previous_iteration)
             if on_iteration is not None:
                 on_iteration(it, record)
-            if bar is not None:
-                post = {label: f"{metrics[key]:.3f}" for label, key in trainer.progress}
-                post["pos/s"] = f"{record['positions_per_second']:.0f}"
-                post.update({k.split(":")[0][:9]: f"{v['score']:.2f}" for k, v in arena.items()})
-                bar.set_postfix(post, refresh=False)
-                bar.update(1)
+            post = {label: f"{metrics[key]:.3f}" for label, key in trainer.progress}
+            post["pos/s"] = f"{record['positions_per_second']:.0f}"
+            post.update({k.split(":")[0][:9]: f"{v['score']:.2f}" for k, v in arena.items()})
+            bar.set_postfix(post, refresh=False)
+            bar.update(1)
+            if stopping:
+                break
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
+        compiling.close()
         logger.close()
     finished = int(state.iteration) == config.run.iterations
     summary = {"algo": config.algo, "arena": arena, "iterations": int(state.iteration),

@@ -12,6 +12,7 @@ is the driver's, the same for every algorithm.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, Optional, Protocol
 
@@ -34,8 +35,9 @@ class Trainer(Protocol):
     model: Any
     progress: tuple[tuple[str, str], ...]
 
-    def init(self) -> Any:
-        """A fresh run's state from `run.seed`, placed where the iteration expects it."""
+    def init(self, seed: Optional[int] = None) -> Any:
+        """A fresh run's state from `seed` (default `run.seed`), placed where the iteration
+        expects it."""
 
     def abstract_state(self) -> Any:
         """Shapes, dtypes and shardings of the state: the restore target of a resume."""
@@ -55,11 +57,18 @@ class Trainer(Protocol):
         (JSON values)."""
 
 
-@functools.lru_cache(maxsize=8)
 def trainer_for(config: Any) -> Trainer:
     """The trainer of `config` (its algorithm's, `algorithms.TRAINERS`), one per config in
     a process, so a resumed or extended run (or a second run of the same config) reuses its
-    compiled iteration."""
+    compiled iteration. Configs that differ only in what the trainer never reads (the seed,
+    which `init` takes, and the checkpoint schedule) share one: a sweep over seeds compiles
+    once."""
+    run = dataclasses.replace(config.run, seed=0, checkpoint_every=1, keep_checkpoints=1)
+    return _trainer(dataclasses.replace(config, run=run))
+
+
+@functools.lru_cache(maxsize=8)
+def _trainer(config: Any) -> Trainer:
     from gomoku_jax.train.algorithms import TRAINERS
 
     return TRAINERS[config.algo](config)

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Danihelka et al. (ICLR 2022) on our games: does Gumbel AlphaZero keep improving at n = 2
+# and 4 simulations where PUCT AlphaZero stalls? Every part is an ordinary, resumable
+# `gomoku-jax compare`: rerun this script to continue a killed one. Results: OUT/*/results.md,
+# results.json, curves.png; the write-up is docs/compare.md.
+#
+#   bash experiments/gumbel_vs_puct.sh [OUT]        # default OUT: runs/gumbel_vs_puct
+set -euo pipefail
+OUT=${1:-runs/gumbel_vs_puct}
+GOMOKU_REFS="random,pure_mcts:num_simulations=64,heuristic,mcts:num_simulations=32"
+ARMS=()
+for n in 2 4 16; do
+  ARMS+=(--arm "puct-n$n: selfplay.num_simulations=$n")
+  ARMS+=(--arm "gumbel-n$n: search.algorithm=gumbel selfplay.num_simulations=$n")
+done
+ARMS+=(--arm "puct-n24: selfplay.num_simulations=24")   # the quick preset's own search
+
+# 1. 9x9 four in a row (the quick preset), equal iterations: 7 arms x 3 seeds x 12 iterations.
+gomoku-jax compare --out "$OUT/gomoku_iterations" --preset quick --seeds 3 --iterations 12 \
+  --points 4 --games 32 --references "$GOMOKU_REFS" "${ARMS[@]}"
+
+# 2. The same arms at equal training time: 60 s of training per run (compilation not
+#    counted), the cosine schedule laid over 30 iterations, 2 seeds.
+gomoku-jax compare --out "$OUT/gomoku_seconds" --preset quick --seeds 2 --seconds 60 \
+  --max-iterations 30 --points 3 --games 32 --references "$GOMOKU_REFS" "${ARMS[@]}"
+
+# 3. Faux Go 9x9 (the fauxgo preset), a smaller grid: n = 2 and 16, 2 seeds, 10 iterations.
+gomoku-jax compare --out "$OUT/fauxgo_iterations" --preset fauxgo --seeds 2 --iterations 10 \
+  --points 3 --games 32 \
+  --arm "puct-n2: selfplay.num_simulations=2" \
+  --arm "gumbel-n2: search.algorithm=gumbel selfplay.num_simulations=2" \
+  --arm "puct-n16: selfplay.num_simulations=16" \
+  --arm "gumbel-n16: search.algorithm=gumbel selfplay.num_simulations=16"

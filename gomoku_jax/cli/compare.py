@@ -1,0 +1,103 @@
+"""`gomoku-jax compare`: train several arms from one preset, several seeds each, under one
+budget, rate their checkpoints against fixed references on one Elo scale, and report
+learning curves with intervals (results.md, results.json, curves.png in --out).
+
+    gomoku-jax compare --out cmp/gumbel --preset quick --seeds 3 --iterations 20 --points 4 \\
+        --arm "puct-n2: search.algorithm=puct selfplay.num_simulations=2" \\
+        --arm "gumbel-n2: search.algorithm=gumbel selfplay.num_simulations=2"
+    gomoku-jax compare --out cmp/gumbel ...same arguments...   # continue a killed comparison
+
+An arm is 'name: key=value ...', any `--set` key of the training config (the training
+algorithm included, once the base is a preset of another algorithm). Budgets are equal
+per run: --iterations N, or --seconds S of training time (iterations' own wall time;
+compilation, checkpoints and rating not counted). Every checkpoint is rated with the same
+agent (--eval-agent) against the same references, on the game's openings with both
+colours; the references also play each other, and one Elo scale is fitted with the first
+reference at 0. An arm's cell is the mean over seeds with a 95% interval that counts both
+the seed-to-seed spread and the rating games' noise (see docs/compare.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Optional
+
+from gomoku_jax import progress
+from gomoku_jax.agents.specs import split_specs
+from gomoku_jax.compare import report, runner
+from gomoku_jax.compare.spec import Budget, Comparison, default_references, parse_arm
+from gomoku_jax.train import algorithms
+
+DEFAULT_EVAL_AGENT = "mcts:evaluator=network,num_simulations=32,threat_search=0"
+
+
+def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="the comparison's directory: runs, matches, results (rerun with "
+                             "the same arguments to continue it)")
+    parser.add_argument("--algo", choices=sorted(algorithms.ALGORITHMS),
+                        help="the training algorithm of --preset (default: the preset's)")
+    parser.add_argument("--preset", default="quick", choices=sorted(algorithms.presets()),
+                        help="the base config (default quick)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
+                        dest="base", help="override a base config field for every arm "
+                                          "(repeatable)")
+    parser.add_argument("--arm", action="append", required=True, metavar="'NAME: K=V ...'",
+                        help="an arm: a name and its overrides (repeatable)")
+    parser.add_argument("--seeds", default="3", metavar="N|A,B,...",
+                        help="seeds per arm: a count (0..N-1) or a comma list (default 3)")
+    budget = parser.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--iterations", type=int, metavar="N", help="iterations per run")
+    budget.add_argument("--seconds", type=float, metavar="S",
+                        help="training seconds per run")
+    parser.add_argument("--points", type=int, default=5,
+                        help="rating points per run, equally spaced (default 5)")
+    parser.add_argument("--max-iterations", type=int, metavar="N",
+                        help="with --seconds: run.iterations (the schedule's length and a "
+                             "cap; default: the preset's)")
+    parser.add_argument("--references", metavar="SPECS",
+                        help="the reference agents, comma-separated, the first rated 0 "
+                             "(default: the game's, e.g. gomoku: random,heuristic,"
+                             "mcts:num_simulations=32)")
+    parser.add_argument("--eval-agent", default=DEFAULT_EVAL_AGENT, metavar="SPEC",
+                        help=f"the agent every checkpoint plays with (default "
+                             f"{DEFAULT_EVAL_AGENT}; a GMO run: gmo)")
+    parser.add_argument("--games", type=int, default=32,
+                        help="games per checkpoint and reference (rounded up to both colours "
+                             "of every opening; default 32)")
+    parser.add_argument("--seed", type=int, default=0, help="the rating games' seed")
+    progress.add_argument(parser)
+    return parser
+
+
+def spec_from_args(args: argparse.Namespace) -> Comparison:
+    """The `Comparison` the flags describe; ValueError on a bad one."""
+    seeds = args.seeds.strip()
+    if "," in seeds:
+        seed_list = tuple(int(s) for s in seeds.split(",") if s.strip())
+    else:
+        seed_list = tuple(range(int(seeds)))
+    kind, amount = (("iterations", args.iterations) if args.iterations is not None
+                    else ("seconds", args.seconds))
+    base = algorithms.preset(args.preset, args.algo)
+    references = (tuple(split_specs([args.references])) if args.references
+                  else default_references(base.game.id))
+    return Comparison(preset=args.preset, algo=args.algo, base=tuple(args.base),
+                      arms=tuple(parse_arm(a) for a in args.arm), seeds=seed_list,
+                      budget=Budget(kind, amount, args.points), references=references,
+                      eval_agent=args.eval_agent, games=args.games, seed=args.seed,
+                      max_iterations=args.max_iterations)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        spec = spec_from_args(args)
+        analysis = runner.run(spec, args.out, progress=not args.no_progress)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    paths = report.write(analysis, args.out)
+    print(report.markdown(analysis))
+    print(f"\nwrote {paths['markdown']}, {paths['json']} and {paths['plot']}")
+    return 0

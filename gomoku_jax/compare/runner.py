@@ -1,0 +1,228 @@
+"""Running a comparison: every (arm, seed) trained in segments, each segment's checkpoint
+rated against the references, everything on disk so a killed comparison continues.
+
+    results = run(spec, "cmp/gumbel-vs-puct")      # spec: a `spec.Comparison`
+
+The output directory holds `comparison.json` (the spec; a rerun must give the same one),
+`runs/<arm>/seed<S>/` (ordinary run directories of `gomoku-jax train`: resumable,
+loadable with `--checkpoint`) and `matches.jsonl` (one line per rating match, written as
+it finishes). A run trains to its first rating point and stops after a checkpoint (the
+run driver's `stop_after`, or `stop_when` for a seconds budget), the checkpoint plays the
+references, then the run resumes to the next point; the runs go one after the other (one
+process: the compiled iteration of a config is reused across its segments). Rerunning
+the command skips every match already in `matches.jsonl` and every segment already
+trained, so a killed comparison loses at most the segment it was in.
+
+Rating: the checkpoint's network plays `spec.eval_agent` (the same agent spec for every
+arm, so arms differ only in the network their training produced) against each reference,
+`spec.games` games on the game's default openings with both colours (`eval.arena`).
+Match k of point p uses the key fold_in(fold_in(key(spec.seed), p), k) for every run:
+common random numbers, so runs at one point differ by their networks, not their dice.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any, Optional
+
+import jax
+
+from gomoku_jax import progress as progress_bar
+from gomoku_jax.agents.specs import make_agent
+from gomoku_jax.compare.spec import Arm, Comparison
+from gomoku_jax.compare.stats import Result
+from gomoku_jax.eval.arena import per_opening_colour, run_match
+from gomoku_jax.eval.tournament import run_tournament
+from gomoku_jax.players import load as load_player
+from gomoku_jax.players import run_dir as rd
+from gomoku_jax.train.driver import train
+
+SPEC_FILE = "comparison.json"
+MATCHES_FILE = "matches.jsonl"
+RUNS_DIR = "runs"
+POOL = "pool"  # the `run` of the references' matches against each other
+
+
+def run_path(out: pathlib.Path, arm: Arm, seed: int) -> pathlib.Path:
+    return pathlib.Path(out) / RUNS_DIR / arm.name / f"seed{seed}"
+
+
+def checkpoint_label(arm: str, seed: int, point: int) -> str:
+    """The Elo fit's name of a rated checkpoint: 'arm/seedS/pP' (P from 1)."""
+    return f"{arm}/seed{seed}/p{point}"
+
+
+def read_records(run_dir: pathlib.Path, upto: Optional[int] = None) -> list[dict]:
+    """The run's metrics records (iterations 1..`upto`, default all), in order."""
+    path = pathlib.Path(run_dir) / rd.METRICS_FILE
+    records = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a kill
+            if upto is None or record.get("iteration", 0) <= upto:
+                records.append(record)
+    return records
+
+
+def clock(records: list[dict]) -> float:
+    """Training seconds of a run from its metrics records: the iterations' wall times
+    (self-play and learning; not checkpoints, arenas or rating) less the time JAX spent
+    compiling them (`compile_seconds`), a cost that depends on the compilation cache and
+    on which runs shared the process rather than on the arm."""
+    return float(sum(r["seconds"] - r.get("compile_seconds", 0.0) for r in records))
+
+
+class Store:
+    """`matches.jsonl`: the rating matches done, appended one line each as they finish."""
+
+    def __init__(self, path: pathlib.Path):
+        self.path = pathlib.Path(path)
+        self.rows: list[dict] = []
+        if self.path.exists():
+            for line in self.path.read_text().splitlines():
+                try:
+                    self.rows.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a line cut short by a kill: that match is played again
+        self.done = {self._key(r) for r in self.rows}
+
+    @staticmethod
+    def _key(row: dict) -> tuple:
+        return row["run"], row.get("seed"), row.get("point"), row["a"], row["b"]
+
+    def has(self, run: str, seed: Optional[int], point: Optional[int], a: str, b: str) -> bool:
+        return (run, seed, point, a, b) in self.done
+
+    def add(self, row: dict) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        self.rows.append(row)
+        self.done.add(self._key(row))
+
+    def results(self) -> list[Result]:
+        return [Result(r["a"], r["b"], r["wins"], r["draws"], r["losses"]) for r in self.rows]
+
+
+def _row(match: Any, **where: Any) -> dict:
+    return {**where, "a": match.agent_a, "b": match.agent_b, "wins": match.wins,
+            "draws": match.draws, "losses": match.losses, "pairs": list(match.pairs),
+            "mean_length": match.mean_length}
+
+
+def prepare(spec: Comparison, out: pathlib.Path) -> Any:
+    """Check the spec against the directory and every arm's config before anything runs;
+    returns the game. ValueError: a directory of another comparison, an arm whose config
+    fails, arms on different games (one Elo scale needs one game), a bad reference."""
+    out = pathlib.Path(out)
+    spec_path = out / SPEC_FILE
+    if spec_path.exists():
+        check_same(json.loads(spec_path.read_text()), spec.to_dict(), out)
+    env = spec.base_config().env()
+    for arm in spec.arms:
+        try:
+            config = spec.config(arm, spec.seeds[0])
+        except ValueError as e:
+            raise ValueError(f"arm {arm.name}: {e}") from None
+        if config.env().describe() != env.describe():
+            raise ValueError(f"arm {arm.name} plays {config.env().describe()}, not the base "
+                             f"game {env.describe()}: one Elo scale needs one game")
+    for ref in spec.references:
+        make_agent(ref).bind(env)  # ValueError naming the bad spec
+    out.mkdir(parents=True, exist_ok=True)
+    spec_path.write_text(json.dumps(spec.to_dict(), indent=1))
+    return env
+
+
+def check_same(saved: dict, given: dict, out: pathlib.Path) -> None:
+    """ValueError unless `given` is the comparison `saved` describes, or the same with arms
+    added after its own (their runs join the same Elo scale)."""
+    changed = sorted(k for k in set(saved) | set(given)
+                     if k != "arms" and saved.get(k) != given.get(k))
+    if given["arms"][:len(saved["arms"])] != saved["arms"]:
+        changed.append("arms (new arms may only come after the saved ones)")
+    if changed:
+        raise ValueError(f"{out} holds another comparison ({', '.join(changed)} differ); "
+                         f"rerun it with its own arguments (see {out / SPEC_FILE}) or use "
+                         f"a new directory")
+
+
+def _reach(spec: Comparison, config: Any, run_dir: pathlib.Path, target: float) -> int:
+    """Train `run_dir` up to the budget point `target`; returns the checkpoint's step."""
+    if spec.budget.kind == "iterations":
+        train(config, run_dir, progress=False, stop_after=int(target))
+    else:
+        done = rd.has_checkpoints(run_dir)
+        step = rd.manager(run_dir, read_only=True).latest_step() if done else 0
+        records = read_records(run_dir, step)
+        if clock(records) < target:
+            def stop(iteration: int, record: dict) -> bool:
+                records.append(record)
+                return clock(records) >= target
+
+            train(config, run_dir, progress=False, stop_when=stop)
+    return int(rd.manager(run_dir, read_only=True).latest_step())
+
+
+def run(spec: Comparison, out: str | pathlib.Path, *, progress: bool = True) -> dict:
+    """Train and rate everything `spec` asks for that `out` doesn't hold yet; returns the
+    analysis (`report.analyze`), also written by the CLI as JSON, markdown and a plot.
+
+    Raises:
+      ValueError: see `prepare`; a run's own errors (a bad override value) name the arm.
+    """
+    from gomoku_jax.compare.report import analyze
+
+    out = pathlib.Path(out)
+    env = prepare(spec, out)
+    store = Store(out / MATCHES_FILE)
+    g = per_opening_colour(spec.games, len(env.default_openings()))
+    references = [(r, make_agent(r).bind(env)) for r in spec.references]
+    targets = spec.budget.targets()
+    runs = [(arm, seed) for arm in spec.arms for seed in spec.seeds]
+    bar = progress_bar.bar(total=1 + len(runs) * len(targets), desc="compare", unit="point",
+                           enabled=progress)
+    key = jax.random.key(spec.seed)
+    pool_done = all(store.has(POOL, None, None, a, b) for i, (a, _) in enumerate(references)
+                    for b, _ in references[i + 1:])
+    if not pool_done and len(references) > 1:
+        bar.set_description("compare: references")
+        pool = run_tournament(env, references, jax.random.fold_in(key, 10**6), g)
+        for m in pool.matches:
+            if not store.has(POOL, None, None, m.agent_a, m.agent_b):
+                store.add(_row(m, run=POOL, seed=None, point=None))
+    bar.update(1)
+    try:
+        for arm, seed in runs:
+            config = spec.config(arm, seed)
+            path = run_path(out, arm, seed)
+            for p, target in enumerate(targets, 1):
+                label = checkpoint_label(arm.name, seed, p)
+                if all(store.has(arm.name, seed, p, label, r) for r in spec.references):
+                    bar.update(1)
+                    continue
+                bar.set_description(f"compare: {arm.name} seed {seed} → point {p}")
+                try:
+                    step = _reach(spec, config, path, target)
+                except ValueError as e:
+                    raise ValueError(f"arm {arm.name}, seed {seed}: {e}") from None
+                seconds = clock(read_records(path, step))
+                player = load_player(path, step)
+                agent = make_agent(spec.eval_agent, player).bind(env)
+                params = player.params_for(agent)
+                bar.set_description(f"compare: {arm.name} seed {seed} point {p} rating")
+                for k, (ref, ref_agent) in enumerate(references):
+                    if store.has(arm.name, seed, p, label, ref):
+                        continue
+                    m = run_match(env, agent, ref_agent,
+                                  jax.random.fold_in(jax.random.fold_in(key, p), k), g,
+                                  params_a=params, names=(label, ref))
+                    store.add(_row(m, run=arm.name, seed=seed, point=p, iteration=step,
+                                   seconds=seconds))
+                bar.update(1)
+    finally:
+        bar.close()
+    return analyze(spec, store.rows)

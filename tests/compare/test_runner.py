@@ -1,0 +1,128 @@
+"""compare.runner, report and `gomoku-jax compare` end to end: two arms x two seeds on the
+test preset, killed in the middle and continued; the table, JSON and plot it writes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gomoku_jax import cli
+from gomoku_jax.compare import report, runner
+from gomoku_jax.compare.spec import Budget, Comparison, parse_arm
+
+ARGS = ["--preset", "test", "--seeds", "2", "--iterations", "2", "--points", "2",
+        "--games", "8", "--references", "random,proximity_random",
+        "--eval-agent", "policy:evaluator=network", "--no-progress",
+        "--arm", "a: optim.learning_rate=0.003", "--arm", "b: search.algorithm=gumbel"]
+MATCHES_BEFORE_KILL = 5  # rating matches: a/seed0 at both points, a/seed1's first
+
+
+class Killed(Exception):
+    pass
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory):
+    """(out dir, metrics of a/seed0 at the kill, matches at the kill), after a comparison
+    killed at its 6th rating match and rerun to the end."""
+    out = tmp_path_factory.mktemp("cmp")
+    real = runner.run_match
+    calls = []
+
+    def dying(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > MATCHES_BEFORE_KILL:
+            raise Killed
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runner, "run_match", dying)
+        with pytest.raises(Killed):
+            cli.main(["compare", "--out", str(out), *ARGS])
+    metrics = (out / "runs/a/seed0/metrics.jsonl").read_text()
+    at_kill = (out / runner.MATCHES_FILE).read_text().splitlines()
+    assert cli.main(["compare", "--out", str(out), *ARGS]) == 0
+    return out, metrics, at_kill
+
+
+def test_kill_then_resume_does_each_thing_once(comparison):
+    out, metrics, at_kill = comparison
+    # The pool's match and every rating match were saved as they finished.
+    assert len(at_kill) == 1 + MATCHES_BEFORE_KILL
+    rows = [json.loads(line) for line in (out / runner.MATCHES_FILE).read_text().splitlines()]
+    keys = [(r["run"], r["seed"], r["point"], r["a"], r["b"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 1 + 2 * 2 * 2 * 2
+    assert rows[:len(at_kill)] == [json.loads(line) for line in at_kill]
+    # a/seed0 was finished before the kill: not trained again.
+    assert (out / "runs/a/seed0/metrics.jsonl").read_text() == metrics
+    for arm in "ab":
+        for seed in (0, 1):
+            records = runner.read_records(out / f"runs/{arm}/seed{seed}")
+            assert [r["iteration"] for r in records] == [1, 2]
+            assert {r["iteration"] for r in rows if r["run"] == arm and r["seed"] == seed} \
+                == {1, 2}
+            assert sorted((out / f"runs/{arm}/seed{seed}/checkpoints").iterdir())
+
+
+def test_outputs(comparison):
+    out, _, _ = comparison
+    table = (out / "results.md").read_text()
+    assert "| arm | 50% | 100% |" in table
+    assert table.count("| a |") == 3 and table.count("| b |") == 3  # Elo, cost, overrides
+    assert "| proximity_random |" in table
+    data = json.loads((out / "results.json").read_text())
+    assert data["references"]["random"] == 0.0
+    assert len(data["checkpoints"]) == 8
+    for arm in ("a", "b"):
+        curve = data["arms"][arm]
+        assert [p["point"] for p in curve] == [1, 2]
+        assert [p["iteration"] for p in curve] == [1.0, 2.0]
+        for p in curve:
+            assert len(p["ratings"]) == 2 and p["lower"] <= p["mean"] <= p["upper"]
+            assert p["seconds"] >= 0.0
+    png = (out / "curves.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_rerun_is_a_no_op_and_another_comparison_is_refused(comparison, capsys):
+    out, _, _ = comparison
+    before = (out / runner.MATCHES_FILE).read_text()
+    assert cli.main(["compare", "--out", str(out), *ARGS]) == 0
+    assert (out / runner.MATCHES_FILE).read_text() == before
+    other = [a if a != "8" else "16" for a in ARGS]
+    with pytest.raises(SystemExit, match="games differ"):
+        cli.main(["compare", "--out", str(out), *other])
+
+
+def test_a_seconds_budget(comparison, tmp_path):
+    """A seconds budget stops each run once its training clock reaches the point; the
+    runs share the compiled iteration of the iteration-budget comparison's arm a."""
+    spec = Comparison(preset="test", arms=(parse_arm("a: optim.learning_rate=0.003"),),
+                      seeds=(0,), budget=Budget("seconds", 1e-3, 1),
+                      references=("random", "proximity_random"),
+                      eval_agent="policy:evaluator=network", games=8, max_iterations=2)
+    analysis = runner.run(spec, tmp_path, progress=False)
+    records = runner.read_records(tmp_path / "runs/a/seed0")
+    assert len(records) == 1 and runner.clock(records) >= 1e-3
+    assert analysis["arms"]["a"][0]["iteration"] == 1.0
+    assert "training seconds per run" in report.markdown(analysis)
+
+
+def test_clock_leaves_out_compilation():
+    records = [{"seconds": 30.0, "compile_seconds": 28.0}, {"seconds": 2.5},
+               {"seconds": 2.0, "compile_seconds": 0.0}]
+    assert runner.clock(records) == pytest.approx(6.5)
+
+
+def test_check_same_allows_new_arms_at_the_end(tmp_path):
+    spec = Comparison(preset="test", arms=(parse_arm("a:"),), seeds=(0,),
+                      budget=Budget("iterations", 1, 1), references=("random",),
+                      eval_agent="policy:evaluator=network")
+    saved = spec.to_dict()
+    more = dict(saved, arms=saved["arms"] + [{"name": "b", "overrides": []}])
+    runner.check_same(saved, more, tmp_path)
+    with pytest.raises(ValueError, match="arms"):
+        runner.check_same(more, saved, tmp_path)
+    with pytest.raises(ValueError, match="seeds differ"):
+        runner.check_same(saved, dict(saved, seeds=[1]), tmp_path)
