@@ -5,7 +5,9 @@ moves per compiled call).
     python experiments/bench_fauxgo.py --batch-sizes 1,256,4096 --out bench_fauxgo.md
 
 Rates are board-steps per second of wall time and per second of process CPU time; the last
-column is Faux Go's steps per CPU-second over pgx go_9x9's at the same batch.
+column is Faux Go's steps per CPU-second over pgx go_9x9's at the same batch. A progress bar
+on stderr counts the configurations (not with `--no-progress` or when stderr is not a
+terminal).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import sys
 
 import gomoku_jax
+from gomoku_jax import progress
 from gomoku_jax.benchmarks.env_throughput import bench_playouts
 from gomoku_jax.benchmarks.timing import describe_machine, fmt_rate, parse_int_list
 from gomoku_jax.markdown import table, write_report
@@ -30,6 +33,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-pgx", action="store_true", help="skip the pgx go_9x9 reference")
     parser.add_argument("--out", help="also write the markdown report here")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    progress.add_argument(parser)
     args = parser.parse_args(argv)
     try:
         env = gomoku_jax.make("fauxgo", board_size=args.board_size)
@@ -45,12 +49,17 @@ def main(argv=None) -> int:
         systems.append(("pgx go_9x9", go.init, pgx.experimental.auto_reset(go.step, go.init)))
 
     results = []
-    for b in args.batch_sizes:
-        for name, init, step in systems:
-            m = bench_playouts(name, init, step, b, args.steps, args.repeats)
-            print(f"  {name:<26} B={b:<6} compile {m.compile_s:6.2f} s  "
-                  f"{fmt_rate(m.per_cpu_s):>9}/CPU-s", file=sys.stderr)
-            results.append(m)
+    with progress.bar(len(args.batch_sizes) * len(systems), "bench_fauxgo", "config",
+                      enabled=not args.no_progress) as bar:
+        # a line per row on stderr, through the bar when one shows
+        log = progress.printer(bar, sys.stderr)
+        for b in args.batch_sizes:
+            for name, init, step in systems:
+                m = bench_playouts(name, init, step, b, args.steps, args.repeats)
+                log(f"  {name:<26} B={b:<6} compile {m.compile_s:6.2f} s  "
+                    f"{fmt_rate(m.per_cpu_s):>9}/CPU-s")
+                results.append(m)
+                bar.update(1)
 
     reference = {m.batch: m.per_cpu_s for m in results if m.system == "pgx go_9x9"}
     rows = [[m.system, str(m.batch), f"{m.compile_s:.2f}", fmt_rate(m.per_wall_s),

@@ -8,7 +8,8 @@ gomoku_jax is one batched move (vetoes, nine scores and the draw for every board
 batch); the reference is `tests/games/fauxgo/fauxgo_heuristic_reference.py`, the seed's way:
 one board at a time, every candidate and every opponent reply played out on a copy of the
 board with breadth-first regions (it computes the same vetoes and scores, and the test suite
-checks that they agree).
+checks that they agree). A progress bar on stderr counts the rows measured (not with
+`--no-progress` or when stderr is not a terminal).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gomoku_jax
-from gomoku_jax import agents
+from gomoku_jax import agents, progress
 from gomoku_jax.benchmarks.timing import (
     describe_machine,
     fmt_rate,
@@ -100,6 +101,7 @@ def main(argv=None) -> int:
                         help="boards per timed run of the Python reference (0: skip it)")
     parser.add_argument("--out", help="also write the markdown report here")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    progress.add_argument(parser)
     args = parser.parse_args(argv)
     if args.repeats < 1 or args.reference_boards < 0:
         parser.error("--repeats must be >= 1 and --reference-boards >= 0")
@@ -115,19 +117,27 @@ def main(argv=None) -> int:
         return agent.act_batch(None, None, states, keys)[0]
 
     records = []
-    if args.reference_boards:
-        wall_rate, cpu_rate = reference_move_rate(pool, args.reference_boards, args.repeats)
-        records.append({"system": "Python reference (one board at a time)", "batch": 1,
-                        "compile_s": 0.0, "ms_per_call": 1e3 / wall_rate,
-                        "moves_per_wall_s": wall_rate, "moves_per_cpu_s": cpu_rate})
-        print(f"  reference: {fmt_rate(cpu_rate)} moves/CPU-s", file=sys.stderr)
-    for b in args.batch_sizes:
-        states = jax.tree.map(lambda x: x[:b], pool)
-        compile_s, wall, cpu = time_compiled(move, (states, jax.random.key(0)), args.repeats)
-        records.append({"system": "gomoku_jax (jit + vmap)", "batch": b, "compile_s": compile_s,
-                        "ms_per_call": 1e3 * wall, "moves_per_wall_s": b / wall,
-                        "moves_per_cpu_s": b / cpu})
-        print(f"  B={b:<5} {1e3 * wall:9.1f} ms per batched move", file=sys.stderr)
+    rows = len(args.batch_sizes) + bool(args.reference_boards)
+    with progress.bar(rows, "bench_fauxgo_heuristic", "config",
+                      enabled=not args.no_progress) as bar:
+        # a line per row on stderr, through the bar when one shows
+        log = progress.printer(bar, sys.stderr)
+        if args.reference_boards:
+            wall_rate, cpu_rate = reference_move_rate(pool, args.reference_boards, args.repeats)
+            records.append({"system": "Python reference (one board at a time)", "batch": 1,
+                            "compile_s": 0.0, "ms_per_call": 1e3 / wall_rate,
+                            "moves_per_wall_s": wall_rate, "moves_per_cpu_s": cpu_rate})
+            log(f"  reference: {fmt_rate(cpu_rate)} moves/CPU-s")
+            bar.update(1)
+        for b in args.batch_sizes:
+            states = jax.tree.map(lambda x: x[:b], pool)
+            compile_s, wall, cpu = time_compiled(move, (states, jax.random.key(0)),
+                                                 args.repeats)
+            records.append({"system": "gomoku_jax (jit + vmap)", "batch": b,
+                            "compile_s": compile_s, "ms_per_call": 1e3 * wall,
+                            "moves_per_wall_s": b / wall, "moves_per_cpu_s": b / cpu})
+            log(f"  B={b:<5} {1e3 * wall:9.1f} ms per batched move")
+            bar.update(1)
 
     reference = records[0]["moves_per_cpu_s"] if args.reference_boards else None
     rows = [[r["system"], str(r["batch"]), f"{r['compile_s']:.2f}", f"{r['ms_per_call']:.1f}",

@@ -15,7 +15,9 @@ proximity, tie-break), at several batch sizes, on positions taken from random ga
   base-3 window number per cell and line, one gather from a table built from the scan).
 
 The last column is the CPU-time speed-up over the reference at the same batch size. Each
-repeat times back-to-back calls for at least 0.05 s (one call at large batches).
+repeat times back-to-back calls for at least 0.05 s (one call at large batches). A progress
+bar on stderr counts the rows measured (not with `--no-progress` or when stderr is not a
+terminal).
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ import dataclasses
 import statistics
 import sys
 import time
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import gomoku_jax
-from gomoku_jax import agents
+from gomoku_jax import agents, progress
 from gomoku_jax.agents.heuristic import HeuristicAgent
 from gomoku_jax.benchmarks.timing import (
     describe_machine,
@@ -118,11 +120,19 @@ def time_calls(fn, args, repeats: int) -> tuple[float, float, float]:
     return compile_s, statistics.median(walls), statistics.median(cpus)
 
 
+def count_rows(batches: Sequence[int], functions: Sequence[str]) -> int:
+    """The rows `run_benchmark` measures: the progress bar's total."""
+    return sum(len(batches) * (1 if name == "proximity mask" else 2) for name in functions) + (
+        "proximity mask" in functions)
+
+
 def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES,
                   repeats: int = 3, numpy_boards: int = 50,
-                  functions: Sequence[str] = FUNCTIONS, log=print) -> list[list[str]]:
+                  functions: Sequence[str] = FUNCTIONS, log=print,
+                  tick: Callable[[int], None] = lambda n: None) -> list[list[str]]:
     """Table rows: the NumPy proximity reference, then for each of `functions` and batch
-    size its reference (the NumPy row, or the scan) and the jitted function (the table)."""
+    size its reference (the NumPy row, or the scan) and the jitted function (the table).
+    `tick(1)` after each row (`count_rows` in all)."""
     env = gomoku_jax.make("gomoku", board_size=board_size)
     k, rule = env.config.win_length, env.config.rule
     pool = random_positions(env, max(batches))
@@ -139,6 +149,7 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
         rows.append(["proximity mask", "seed NumPy double loop", "1", "-",
                      fmt_rate(count / wall), fmt_rate(numpy_rate), "1.0x"])
         log(f"  seed NumPy proximity: {fmt_rate(numpy_rate)} boards/CPU-s")
+        tick(1)
 
     def kernel(name: str, method: str):
         if name == "proximity mask":
@@ -173,6 +184,7 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
                              fmt_rate(b / w), fmt_rate(b / c), ratio])
                 log(f"  {name:<17} {method:<5} B={b:<5} {fmt_rate(b / c):>9} boards/CPU-s "
                     f"{ratio:>7}")
+                tick(1)
     return rows
 
 
@@ -189,6 +201,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                              "(the heuristic player's) to time (default: %(default)s)")
     parser.add_argument("--cpus", type=int, default=None, help="pin to this many cores")
     parser.add_argument("--out", default=None, help="also write the markdown table here")
+    progress.add_argument(parser)
     return parser
 
 
@@ -202,8 +215,12 @@ def main(args: argparse.Namespace) -> int:
         raise SystemExit("error: --repeats and --numpy-boards must be >= 1")
     setup_run(args.board_size, args.cpus)
     t0 = time.perf_counter()
-    rows = run_benchmark(args.board_size, batches, args.repeats, args.numpy_boards,
-                         [short[x] for x in names])
+    functions = [short[x] for x in names]
+    with progress.bar(count_rows(batches, functions), "bench_heuristics", "config",
+                      enabled=not args.no_progress) as bar:
+        # the lines on stdout, through the bar when one shows
+        rows = run_benchmark(args.board_size, batches, args.repeats, args.numpy_boards,
+                             functions, log=progress.printer(bar), tick=bar.update)
     table = (f"Heuristics throughput, {args.board_size}x{args.board_size}, boards per second, "
              f"median of {args.repeats}; {describe_machine()}\n\n"
              + markdown_table(["function", "implementation", "batch", "compile s",

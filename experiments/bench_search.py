@@ -49,6 +49,9 @@ gathers and scatters B entries per step, in place.
 the most simulations up to 128, by preference; its compiled function, so nothing is
 compiled in the trace) with `jax.profiler.trace` into DIR, for TensorBoard's profile plugin
 or Perfetto (ui.perfetto.dev opens the perfetto_trace.json.gz it also writes).
+
+A progress bar on stderr counts the grid's cells and the curve's rows (not with
+`--no-progress` or when stderr is not a terminal).
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ from mctx._src import action_selection as mctx_action_selection
 from mctx._src import search as mctx_search
 
 import gomoku_jax
-from gomoku_jax import search
+from gomoku_jax import progress, search
 from gomoku_jax.benchmarks.timing import (
     Measurement,
     describe_machine,
@@ -228,10 +231,11 @@ class GridCell:
 def run_grid(env, evaluators, pool, batches: Sequence[int], sims_list: Sequence[int],
              algorithms: Sequence[str], evaluator_names: Sequence[str], repeats: int,
              max_seconds: float, cache: dict, log=print,
-             loops: Sequence[str] = LOOPS) -> list[GridCell]:
+             loops: Sequence[str] = LOOPS,
+             tick: Callable[[int], None] = lambda n: None) -> list[GridCell]:
     """Every (evaluator, algorithm, loop, sims, batch) cell, in that loop order, on the
-    first `batch` positions of `pool`. `cache` collects the SearchRuns by (algorithm, loop,
-    evaluator, batch, sims), for the curve and the profile."""
+    first `batch` positions of `pool`, `tick(1)` after each. `cache` collects the SearchRuns
+    by (algorithm, loop, evaluator, batch, sims), for the curve and the profile."""
     cells: list[GridCell] = []
     for evaluator, name, loop, sims, b in itertools.product(
             evaluator_names, algorithms, loops, sorted(sims_list), sorted(batches)):
@@ -250,6 +254,7 @@ def run_grid(env, evaluators, pool, batches: Sequence[int], sims_list: Sequence[
             cell.result, cache[(name, loop, evaluator, b, sims)] = run.result, run
         cells.append(cell)
         log("  " + _grid_log_line(cell))
+        tick(1)
     return cells
 
 
@@ -402,8 +407,9 @@ class CurveRow:
 
 def run_curve(env, evaluators, pool, batch: int, sims_list: Sequence[int], repeats: int,
               max_seconds: float, cache: dict, evaluator: str = "heuristic",
-              log=print) -> list[CurveRow]:
-    """Parts (i)-(vi) for each simulation count, on the first `batch` start positions;
+              log=print, tick: Callable[[int], None] = lambda n: None) -> list[CurveRow]:
+    """Parts (i)-(vi) for each simulation count (`tick(1)` after each), on the first
+    `batch` start positions;
     `cache` holds the grid's SearchRuns, reused for (i) and (ii) where they match. A part
     that went over `max_seconds` is skipped at the larger simulation counts."""
     states = take(pool, batch)
@@ -448,6 +454,7 @@ def run_curve(env, evaluators, pool, batch: int, sims_list: Sequence[int], repea
                 row.skipped[part] = "skipped (needs the search tree)"
         rows.append(row)
         log("  " + _curve_log_line(row))
+        tick(1)
     return rows
 
 
@@ -577,8 +584,10 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
                   parts: Sequence[str] = ("grid", "curve"), repeats: int = 3,
                   max_seconds: float = 20.0, seed: int = 0, curve_evaluator: str = "heuristic",
                   net: str = "small", profile_dir: Optional[str] = None, log=print,
-                  loops: Sequence[str] = LOOPS) -> dict:
-    """Run the grid and/or the curve, and trace one search if `profile_dir` is given.
+                  loops: Sequence[str] = LOOPS,
+                  tick: Callable[[int], None] = lambda n: None) -> dict:
+    """Run the grid and/or the curve, and trace one search if `profile_dir` is given;
+    `tick(1)` after each grid cell and curve row (`count_rows` in all).
     Returns {"grid": [GridCell], "curve": [CurveRow], "curve_evaluator": name,
     "profile": {"dir", "files", "simulations", "batch", "evaluator"} or None}."""
     env = gomoku_jax.make("gomoku", board_size=board_size)
@@ -592,16 +601,27 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
     if "grid" in parts:
         log("## grid")
         out["grid"] = run_grid(env, evaluators, pool, batches, sims_list, algorithms,
-                               evaluator_names, repeats, max_seconds, cache, log, loops)
+                               evaluator_names, repeats, max_seconds, cache, log, loops, tick)
     if "curve" in parts:
         for curve_batch in curve_batches:
             log(f"## cost per simulation, PUCT, batch {curve_batch}")
             out["curve"] += run_curve(env, evaluators, pool, curve_batch, curve_sims, repeats,
-                                      max_seconds, cache, curve_evaluator, log)
+                                      max_seconds, cache, curve_evaluator, log, tick)
     if profile_dir is not None:
         out["profile"] = p = profile(cache, curve_evaluator, profile_dir)
         log(f"## profile: {_profiled(p)}" + (f", traced into {profile_dir}" if p else ""))
     return out
+
+
+def count_rows(batches: Sequence[int], sims_list: Sequence[int], algorithms: Sequence[str],
+               evaluator_names: Sequence[str], loops: Sequence[str],
+               curve_batches: Sequence[int], curve_sims: Sequence[int],
+               parts: Sequence[str]) -> int:
+    """The grid's cells and the curve's rows `run_benchmark` measures (or skips): the
+    progress bar's total."""
+    grid = len(batches) * len(sims_list) * len(algorithms) * len(evaluator_names) * len(loops)
+    curve = len(curve_batches) * len(curve_sims)
+    return grid * ("grid" in parts) + curve * ("curve" in parts)
 
 
 def _profiled(p: Optional[dict]) -> str:
@@ -682,6 +702,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                         help="pin the process to this many CPU cores before JAX starts")
     parser.add_argument("--out", default=None, help="also write the markdown report here")
     parser.add_argument("--json", default=None, help="also write raw measurements as JSON")
+    progress.add_argument(parser)
     return parser
 
 
@@ -709,11 +730,17 @@ def main(args: argparse.Namespace) -> int:
     print(f"# Search throughput, {args.board_size}x{args.board_size} Gomoku "
           f"({describe_machine()})", flush=True)
     t0 = time.perf_counter()
-    results = run_benchmark(args.board_size, batches, sims_list, algorithms, evaluator_names,
-                            curve_batches, curve_sims, parts, args.repeats,
-                            args.max_seconds_per_cell, args.seed, args.curve_evaluator,
-                            args.net, args.profile, log=lambda s: print(s, flush=True),
-                            loops=loops)
+    total = count_rows(batches, sims_list, algorithms, evaluator_names, loops, curve_batches,
+                       curve_sims, parts)
+    with progress.bar(total, "bench_search", "config",
+                      enabled=not args.no_progress) as bar:
+        # the lines on stdout, through the bar when one shows
+        results = run_benchmark(args.board_size, batches, sims_list, algorithms,
+                                evaluator_names, curve_batches, curve_sims, parts, args.repeats,
+                                args.max_seconds_per_cell, args.seed, args.curve_evaluator,
+                                args.net, args.profile,
+                                log=progress.printer(bar),
+                                loops=loops, tick=bar.update)
     report = render_report(results, args.board_size, args.repeats, args.net)
     print("\n" + report)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")

@@ -47,6 +47,8 @@ comparison skips the batches above one whose repeats had to be cut (noted).
 The default presets are "quick" on CPU and "quick,gomoku15" elsewhere (gomoku15 is a GPU
 preset: on a CPU one self-play call takes hours). Rates are per second of wall time and
 per second of process CPU time (the machines are shared; CPU time is the steadier number).
+A progress bar on stderr counts the measurements (a skipped one counts as done; not with
+`--no-progress` or when stderr is not a terminal).
 """
 
 from __future__ import annotations
@@ -56,11 +58,12 @@ import dataclasses
 import statistics
 import sys
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
 
+from gomoku_jax import progress
 from gomoku_jax.benchmarks.timing import (
     Measurement,
     describe_machine,
@@ -394,11 +397,13 @@ def loop_variant(config: AlphaZeroConfig, batch: int, loop: str) -> AlphaZeroCon
 
 def measure_selfplay_loops(config: AlphaZeroConfig, batches: Sequence[int], loops: Sequence[str],
                            repeats: int, seed: int, max_seconds: float,
-                           known: Optional[Measurement] = None, log=print) -> list[LoopRow]:
+                           known: Optional[Measurement] = None, log=print,
+                           tick: Callable[[int], None] = lambda n: None) -> list[LoopRow]:
     """Self-play (`measure_selfplay`) of `loop_variant(config, B, L)` for every batch B
-    (ascending) and loop L, each from its own `AlphaZero` (the same network: same seed).
-    `known`: the measurement of `config` itself, reused for its own batch and loop. Once the
-    repeats of a batch were cut by `max_seconds`, the larger batches are skipped."""
+    (ascending) and loop L, each from its own `AlphaZero` (the same network: same seed),
+    `tick(1)` after each. `known`: the measurement of `config` itself, reused for its own
+    batch and loop. Once the repeats of a batch were cut by `max_seconds`, the larger
+    batches are skipped."""
     rows: list[LoopRow] = []
     over = ""
     sp = config.selfplay
@@ -421,6 +426,7 @@ def measure_selfplay_loops(config: AlphaZeroConfig, batches: Sequence[int], loop
             else:
                 log(f"  B={batch} {loop:<{16 - len(str(batch))}} {over}")
             rows.append(row)
+            tick(1)
         cut = next((r for r in rows[-len(loops):] if r.result and r.result.note), None)
         if cut and not over:
             over = (f"skipped: B={batch} {cut.loop} already over --max-seconds "
@@ -501,9 +507,10 @@ def run_preset(name: str, config: AlphaZeroConfig, matmul: dict[str, dict], *,
                eval_batches: Sequence[int], eval_inner: int, repeats: int, max_seconds: float,
                peak_tflops: Optional[float], measure: Sequence[str], seed: int = 0,
                selfplay_batches: Optional[Sequence[int]] = None,
-               loops: Sequence[str] = LOOPS, log=print) -> PresetResult:
-    """All measurements of one preset (see the module docstring); `selfplay_batches` None:
-    the loop comparison at the preset's own batch."""
+               loops: Sequence[str] = LOOPS, log=print,
+               tick: Callable[[int], None] = lambda n: None) -> PresetResult:
+    """All measurements of one preset (see the module docstring), `tick(1)` after each;
+    `selfplay_batches` None: the loop comparison at the preset's own batch."""
     trainer = AlphaZero(config)
     devices = trainer.mesh.devices.ravel()
     device = devices[0].device_kind if len(devices) == 1 else (
@@ -527,6 +534,7 @@ def run_preset(name: str, config: AlphaZeroConfig, matmul: dict[str, dict], *,
             _log_measurement(log, "self-play", selfplay_m, "positions",
                              f"  {fmt_rate(res.simulations_per_call / selfplay_m.wall_s):>8}"
                              f" sims/s")
+            tick(1)
         if "train" in measure:
             # Every sample of the call, finished game or not: only the cost matters here.
             buffer = jax.jit(replay.add)(state.buffer, samples,
@@ -534,13 +542,15 @@ def run_preset(name: str, config: AlphaZeroConfig, matmul: dict[str, dict], *,
             res.train_step = measure_train(trainer, state, buffer, repeats, seed, max_seconds,
                                            loop=False)
             _log_measurement(log, "train, 1 step", res.train_step, "samples")
+            tick(1)
             res.train = measure_train(trainer, state, buffer, repeats, seed, max_seconds)
             _log_measurement(log, f"train, {opt.sgd_steps} steps", res.train, "samples")
+            tick(1)
             del buffer
         del samples
     if "selfplay_loops" in measure:
         res.loops = measure_selfplay_loops(config, selfplay_batches or [sp.games], loops,
-                                           repeats, seed, max_seconds, res.selfplay, log)
+                                           repeats, seed, max_seconds, res.selfplay, log, tick)
     if "eval" in measure:
         for b in sorted(eval_batches):
             row = measure_eval(trainer, state.variables, b, eval_inner, repeats, seed,
@@ -550,6 +560,7 @@ def run_preset(name: str, config: AlphaZeroConfig, matmul: dict[str, dict], *,
                 f"{1e3 * row.result.wall_s / eval_inner:8.2f} ms/apply  "
                 f"{fmt_flops(row.flops_per_s):>14}  "
                 f"MFU {_pct(row.flops_per_s / res.peak.flops_per_s)}")
+            tick(1)
     if "iteration" in measure:  # last: it takes (donates) the state
         measured = [m.wall_s for m in (res.selfplay, res.train) if m is not None]
         if len(measured) == 2 and sum(measured) > max_seconds:
@@ -559,6 +570,7 @@ def run_preset(name: str, config: AlphaZeroConfig, matmul: dict[str, dict], *,
         else:
             res.iteration = measure_iteration(trainer, state, repeats, max_seconds)
             _log_measurement(log, "iteration", res.iteration, "positions")
+        tick(1)
     return res
 
 
@@ -568,23 +580,22 @@ def run_benchmark(presets: Sequence[str], *, assignments: Sequence[str] = (),
                   peak_tflops: Optional[float] = None, matmul_size: int = 0,
                   measure: Sequence[str] = MEASUREMENTS, seed: int = 0,
                   selfplay_batches: Optional[Sequence[int]] = None,
-                  loops: Sequence[str] = LOOPS, log=print) -> dict:
+                  loops: Sequence[str] = LOOPS, log=print,
+                  tick: Callable[[int], None] = lambda n: None) -> dict:
     """Measure every preset; returns {"matmul": {dtype: measurement}, "presets":
     [PresetResult], "eval_inner": applies per timed eval call}. `selfplay_batches` and
-    `loops`: the loop comparison's (None: each preset's own batch).
+    `loops`: the loop comparison's (None: each preset's own batch). `tick(1)` after each
+    measurement (`count_measurements` in all).
 
     Raises:
       ValueError: an unknown preset, a bad `--set` assignment, batch or loop.
     """
-    configs = {}
-    for name in presets:
-        if name not in PRESETS:
-            raise ValueError(f"unknown preset {name!r}; available: {sorted(PRESETS)}")
-        configs[name] = override(PRESETS[name], assignments)
-        if "selfplay_loops" in measure:  # fail before any measurement
+    configs = preset_configs(presets, assignments)
+    if "selfplay_loops" in measure:  # fail before any measurement
+        for config in configs.values():
             for loop in loops:
-                for batch in selfplay_batches or [configs[name].selfplay.games]:
-                    loop_variant(configs[name], batch, loop)
+                for batch in selfplay_batches or [config.selfplay.games]:
+                    loop_variant(config, batch, loop)
     on_cpu = jax.default_backend() == "cpu"
     eval_inner = eval_inner or (1 if on_cpu else 16)
     size = matmul_size or (2048 if on_cpu else 8192)
@@ -594,12 +605,41 @@ def run_benchmark(presets: Sequence[str], *, assignments: Sequence[str] = (),
     for dt in sorted({"float32"} | {c.net.dtype for c in configs.values()}):
         matmul[dt] = measure_matmul(dt, size, calls)
         log(f"  {dt:<9} {fmt_flops(matmul[dt]['flops_per_s'])}")
+        tick(1)
     results = [run_preset(name, cfg, matmul, eval_batches=eval_batches, eval_inner=eval_inner,
                           repeats=repeats, max_seconds=max_seconds, peak_tflops=peak_tflops,
                           measure=measure, seed=seed, selfplay_batches=selfplay_batches,
-                          loops=loops, log=log)
+                          loops=loops, log=log, tick=tick)
                for name, cfg in configs.items()]
     return {"matmul": matmul, "presets": results, "eval_inner": eval_inner}
+
+
+def preset_configs(presets: Sequence[str], assignments: Sequence[str] = ()
+                   ) -> dict[str, AlphaZeroConfig]:
+    """{name: the preset after the `--set` assignments}; ValueError for an unknown preset or
+    a bad assignment."""
+    configs = {}
+    for name in presets:
+        if name not in PRESETS:
+            raise ValueError(f"unknown preset {name!r}; available: {sorted(PRESETS)}")
+        configs[name] = override(PRESETS[name], assignments)
+    return configs
+
+
+def count_measurements(configs: dict[str, AlphaZeroConfig], measure: Sequence[str],
+                       eval_batches: Sequence[int],
+                       selfplay_batches: Optional[Sequence[int]] = None,
+                       loops: Sequence[str] = LOOPS) -> int:
+    """The measurements `run_benchmark` takes (or skips): the progress bar's total. The
+    matmul per dtype; per preset self-play, train (1 step and K steps), each loop row, each
+    eval batch, the iteration."""
+    dtypes = len({"float32"} | {c.net.dtype for c in configs.values()})
+    each = {"selfplay": 1, "train": 2, "eval": len(eval_batches), "iteration": 1}
+    total = dtypes + len(configs) * sum(each.get(m, 0) for m in measure)
+    if "selfplay_loops" in measure:
+        total += sum(len(set(selfplay_batches or [c.selfplay.games])) * len(loops)
+                     for c in configs.values())
+    return total
 
 
 # ----------------------------------------------------------------------------- report
@@ -780,6 +820,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     parser.add_argument("--out", default=None, help="also write the markdown report here")
     parser.add_argument("--json", default=None, metavar="OUT",
                         help="also write every measurement and config as JSON")
+    progress.add_argument(parser)
     return parser
 
 
@@ -810,12 +851,18 @@ def main(args: argparse.Namespace) -> int:
     print(f"# Training throughput ({describe_machine()})", flush=True)
     t0 = time.perf_counter()
     try:
-        out = run_benchmark(presets, assignments=args.assignments, eval_batches=eval_batches,
-                            eval_inner=args.eval_inner, repeats=args.repeats,
-                            max_seconds=args.max_seconds, peak_tflops=args.peak_tflops,
-                            matmul_size=args.matmul_size, measure=measure, seed=args.seed,
-                            selfplay_batches=selfplay_batches, loops=loops,
-                            log=lambda s: print(s, flush=True))
+        total = count_measurements(preset_configs(presets, args.assignments), measure,
+                                   eval_batches, selfplay_batches, loops)
+        with progress.bar(total, "bench_train", "measurement", enabled=not args.no_progress) as bar:
+            # the lines on stdout, through the bar when one shows
+            out = run_benchmark(presets, assignments=args.assignments,
+                                eval_batches=eval_batches, eval_inner=args.eval_inner,
+                                repeats=args.repeats, max_seconds=args.max_seconds,
+                                peak_tflops=args.peak_tflops, matmul_size=args.matmul_size,
+                                measure=measure, seed=args.seed,
+                                selfplay_batches=selfplay_batches, loops=loops,
+                                log=progress.printer(bar),
+                                tick=bar.update)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     report = render_report(out, args.repeats)

@@ -11,6 +11,9 @@
 3. Arena (`run_match`, both colours) of GMO and its ablations (beta=0, gamma=0,
    optim_steps=0) against `--opponents`. `puct@time` is the PUCT agent with the number of
    simulations whose time per move (batch `--games`) is closest to GMO's, measured here.
+
+Progress bars on stderr count the timing measurements, then the arena games (not with
+`--no-progress` or when stderr is not a terminal).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gomoku_jax
-from gomoku_jax import agents
+from gomoku_jax import agents, progress
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.benchmarks.timing import describe_machine, fmt_rate, parse_int_list
 from gomoku_jax.eval import run_match
@@ -83,6 +86,61 @@ def ascent_effect(agent, params, states) -> tuple[float, float]:
     return moved, changed
 
 
+def measure(base, params, pool, batch_sizes, positions: int, games: int, opponents,
+            env, shown: bool) -> tuple[dict, float, list[str]]:
+    """Parts 1 and 2 and the opponents' specs (`puct@time` resolved): (records, GMO's
+    seconds per move at batch `games`, specs), with a bar over the timed measurements."""
+    timed_opponents = opponents.count("puct@time")
+    total = len(batch_sizes) + 2 + len(PUCT_SIMULATIONS) * timed_opponents
+    records = {"speed": [], "ascent": {}}
+    with progress.bar(total, "timing", "measurement", enabled=shown) as bar:
+        log = progress.printer(bar, sys.stderr)  # through the bar when one shows
+        for b in batch_sizes:
+            seconds = time_per_move(base, params, jax.tree.map(lambda x: x[:b], pool))
+            records["speed"].append({"batch": b, "ms_per_call": 1e3 * seconds,
+                                     "moves_per_s": b / seconds})
+            log(f"  B={b:<5} {1e3 * seconds:9.1f} ms per batched move")
+            bar.update(1)
+        records["ascent"] = dict(zip(("candidates_moved", "move_changed"), ascent_effect(
+            base, params, jax.tree.map(lambda x: x[:positions], pool))))
+        bar.update(1)
+        batch = jax.tree.map(lambda x: x[:games], pool)
+        gmo_time = time_per_move(base, params, batch)
+        bar.update(1)
+        specs = []
+        for spec in opponents:
+            if spec == "puct@time":
+                timed = []
+                for s in PUCT_SIMULATIONS:
+                    t = time_per_move(agents.make("mcts", num_simulations=s).bind(env), None,
+                                      batch)
+                    timed.append((abs(np.log(t / gmo_time)), s))
+                    bar.update(1)
+                spec = f"mcts:num_simulations={min(timed)[1]}"
+            specs.append(spec)
+    return records, gmo_time, specs
+
+
+def arena_rows(env, base, params, variants, specs, per_opening: int, shown: bool
+               ) -> list[dict]:
+    """Part 3: a row per (variant, opponent), with a bar over the games."""
+    games = 2 * len(env.default_openings()) * per_opening
+    rows = []
+    with progress.bar(len(variants) * len(specs) * games, "arena", "game",
+                      enabled=shown) as bar:
+        log = progress.printer(bar, sys.stderr)
+        for variant in variants:
+            agent = dataclasses.replace(base, **ABLATIONS[variant])
+            for spec in specs:
+                result = run_match(env, agent, make_agent(spec), jax.random.key(0),
+                                   per_opening, params_a=params, names=(variant, spec),
+                                   on_games=bar.update if shown else None)
+                rows.append({"gmo": variant, "opponent": spec, "record": str(result.record),
+                             "score": result.score})
+                log(f"  {variant} vs {spec}: {result.record} {result.score:.3f}")
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -103,6 +161,7 @@ def main(argv=None) -> int:
     parser.add_argument("--ablations", default=",".join(ABLATIONS))
     parser.add_argument("--out")
     parser.add_argument("--json")
+    progress.add_argument(parser)
     args = parser.parse_args(argv)
     variants = [x for x in args.ablations.split(",") if x]
     if any(v not in ABLATIONS for v in variants):
@@ -127,45 +186,22 @@ def main(argv=None) -> int:
         params = base.params_or_fresh(None)
     heuristic = "heuristic" if env.id == "gomoku" else "fauxgo_heuristic"
     opponents = (args.opponents or f"random,{heuristic},puct@time").split(",")
-    records = {"game": env.describe(), "speed": [], "ascent": {}, "arena": []}
+    shown = progress.shows(not args.no_progress)
 
     pool = random_positions(env, max(args.batch_sizes + [args.positions, args.games]))
-    for b in args.batch_sizes:
-        seconds = time_per_move(base, params, jax.tree.map(lambda x: x[:b], pool))
-        records["speed"].append({"batch": b, "ms_per_call": 1e3 * seconds,
-                                 "moves_per_s": b / seconds})
-        print(f"  B={b:<5} {1e3 * seconds:9.1f} ms per batched move", file=sys.stderr)
-    moved, changed = ascent_effect(base, params, jax.tree.map(lambda x: x[:args.positions],
-                                                              pool))
-    records["ascent"] = {"candidates_moved": moved, "move_changed": changed}
-
+    measured, gmo_time, specs = measure(base, params, pool, args.batch_sizes, args.positions,
+                                        args.games, opponents, env, shown)
     per_opening = -(-args.games // len(env.default_openings()))  # ceil
-    batch = jax.tree.map(lambda x: x[:args.games], pool)
-    gmo_time = time_per_move(base, params, batch)
-    specs = []
-    for spec in opponents:
-        if spec == "puct@time":
-            timed = [(abs(np.log(time_per_move(agents.make("mcts", num_simulations=s)
-                                               .bind(env), None, batch) / gmo_time)), s)
-                     for s in PUCT_SIMULATIONS]
-            spec = f"mcts:num_simulations={min(timed)[1]}"
-        specs.append(spec)
-    for variant in variants:
-        agent = dataclasses.replace(base, **ABLATIONS[variant])
-        for spec in specs:
-            result = run_match(env, agent, make_agent(spec), jax.random.key(0), per_opening,
-                               params_a=params, names=(variant, spec))
-            records["arena"].append({"gmo": variant, "opponent": spec,
-                                     "record": str(result.record), "score": result.score})
-            print(f"  {variant} vs {spec}: {result.record} {result.score:.3f}",
-                  file=sys.stderr)
+    records = {"game": env.describe(), **measured,
+               "arena": arena_rows(env, base, params, variants, specs, per_opening, shown)}
+    moved, changed = records["ascent"]["candidates_moved"], records["ascent"]["move_changed"]
 
     speed = table(["batch", "ms per batched move", "moves/s"],
                   [[str(r["batch"]), f"{r['ms_per_call']:.1f}", fmt_rate(r["moves_per_s"])]
                    for r in records["speed"]])
-    arena = table(["GMO", "opponent", "W-D-L", "score"],
-                  [[r["gmo"], r["opponent"], r["record"], f"{r['score']:.3f}"]
-                   for r in records["arena"]])
+    arena_table = table(["GMO", "opponent", "W-D-L", "score"],
+                        [[r["gmo"], r["opponent"], r["record"], f"{r['score']:.3f}"]
+                         for r in records["arena"]])
     text = "\n\n".join([
         f"# GMO on {env.id} {env.observation_shape[0]}x{env.observation_shape[1]} "
         f"({'checkpoint ' + args.checkpoint if args.checkpoint else 'untrained'}; "
@@ -173,7 +209,7 @@ def main(argv=None) -> int:
         f"Gradient ascent on {args.positions} positions: {moved:.1%} of the top-k candidates "
         f"are projected onto another move; the move played differs from the top-scored one "
         f"on {changed:.1%} of the boards. GMO's time per move at batch {args.games}: "
-        f"{1e3 * gmo_time:.1f} ms.", arena])
+        f"{1e3 * gmo_time:.1f} ms.", arena_table])
     print(text)
     write_report(text, args.out, args.json, records)
     return 0

@@ -14,6 +14,8 @@ fewer nodes (the `nodes` column: the tree's nodes over S + 1).
 puzzles per category on other boards) solved at equal time per move: for each W, the
 simulation count that part (1) says fits `--ms-per-move` with the heuristic evaluator
 (rounded down to a multiple of W), and the agent `mcts:evaluator=heuristic` with it.
+Progress bars on stderr count part (1)'s configurations and part (2)'s puzzles (not with
+`--no-progress` or when stderr is not a terminal).
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 
 import gomoku_jax
+from gomoku_jax import progress
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.benchmarks.timing import describe_machine, fmt_rate, parse_int_list, time_jitted
 from gomoku_jax.eval.puzzles import solve_rates
@@ -64,8 +68,10 @@ def round_to(sims: int, width: int) -> int:
     return -(-sims // width) * width
 
 
-def speed(env, evaluators, leaves, sims, net, repeats, max_seconds, seed, log):
-    """Part (1): [{evaluator, W, S, ms_per_move, per_wall_s, per_cpu_s, nodes}]."""
+def speed(env, evaluators, leaves, sims, net, repeats, max_seconds, seed, log,
+          tick: Callable[[int], None] = lambda n: None):
+    """Part (1): [{evaluator, W, S, ms_per_move, per_wall_s, per_cpu_s, nodes}], `tick(1)`
+    after each row."""
     states = opening(env)
     rows = []
     for name in evaluators:
@@ -87,6 +93,7 @@ def speed(env, evaluators, leaves, sims, net, repeats, max_seconds, seed, log):
                              nodes=int(first[0][1][0]), timed=timed))
             log(f"  {name} W={width} S={s}: {wall * 1e3:.1f} ms/move "
                 f"(compile {compile_s:.1f} s)")
+            tick(1)
     return rows
 
 
@@ -109,15 +116,17 @@ def tactic_sims(rows, leaves, ms_per_move: float) -> dict[int, int]:
     return {w: max(w, int(rate[w] * ms_per_move / 1e3) // w * w) for w in leaves}
 
 
-def solve(env, puzzles, leaves, sims_of, batch_size, seed, log):
-    """Part (2): [{W, S, solved, total, ms_per_move}]."""
+def solve(env, puzzles, leaves, sims_of, batch_size, seed, log,
+          on_puzzles: Callable[[int], None] = lambda n: None):
+    """Part (2): [{W, S, solved, total, ms_per_move}]; `on_puzzles(n)`: n more puzzles
+    played (len(leaves) * len(puzzles) in all)."""
     rows = []
     for width in leaves:
         spec = (f"mcts:evaluator=heuristic,num_simulations={sims_of[width]},"
                 f"leaves_per_step={width}")
         start = time.perf_counter()
         result = solve_rates(env, make_agent(spec), puzzles, jax.random.key(seed),
-                             batch_size=batch_size, latency_samples=3)
+                             batch_size=batch_size, latency_samples=3, on_puzzles=on_puzzles)
         solved, total = result.total
         log(f"  {spec}: {solved}/{total} [{time.perf_counter() - start:.1f} s]")
         rows.append(dict(leaves=width, simulations=sims_of[width], solved=solved, total=total,
@@ -156,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="write the markdown report")
     parser.add_argument("--json", help="write the results as JSON")
+    progress.add_argument(parser)
     return parser
 
 
@@ -173,14 +183,20 @@ def main(args: argparse.Namespace, log=lambda s: print(s, flush=True)) -> int:
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     log(describe_machine())
-    rows = speed(env, evaluators, leaves, args.simulations, args.net, args.repeats,
-                 args.max_seconds_per_cell, args.seed, log)
+    shown = progress.shows(not args.no_progress)
+    with progress.bar(len(evaluators) * len(leaves), "speed", "config", enabled=shown) as bar:
+        rows = speed(env, evaluators, leaves, args.simulations, args.net, args.repeats,
+                     args.max_seconds_per_cell, args.seed, bar.write if shown else log,
+                     bar.update)
     report = [f"## Leaf parallelism at batch 1, {args.board_size}x{args.board_size} "
               f"(PUCT for play)\n", describe_machine() + "\n", speed_table(rows)]
     record = {"board_size": args.board_size, "machine": describe_machine(), "speed": rows}
     if not args.skip_tactics:
         if args.generate is not None:
-            suite = tactics_suite.generate(args.board_size, args.generate, seed=args.seed)
+            with progress.bar(args.generate * len(tactics_suite.CATEGORIES), "generating",
+                              "puzzle", enabled=shown) as bar:
+                suite = tactics_suite.generate(args.board_size, args.generate, seed=args.seed,
+                                               on_found=lambda category: bar.update(1))
         elif args.board_size == 15:
             suite = tactics_suite.default_suite()
         else:
@@ -189,7 +205,10 @@ def main(args: argparse.Namespace, log=lambda s: print(s, flush=True)) -> int:
         puzzles = suite.puzzles_for_eval()
         puzzles = puzzles[:args.max_puzzles] if args.max_puzzles else puzzles
         sims_of = tactic_sims(rows, leaves, args.ms_per_move)
-        solved = solve(suite.env, puzzles, leaves, sims_of, args.tactics_batch, args.seed, log)
+        with progress.bar(len(leaves) * len(puzzles), "tactics", "puzzle",
+                          enabled=shown) as bar:
+            solved = solve(suite.env, puzzles, leaves, sims_of, args.tactics_batch, args.seed,
+                           bar.write if shown else log, bar.update)
         report += [f"\n### Tactical suite at {args.ms_per_move:g} ms per move "
                    f"({len(puzzles)} puzzles, heuristic evaluator)\n", solve_table(solved)]
         record["tactics"] = {"ms_per_move": args.ms_per_move, "results": solved}

@@ -9,7 +9,8 @@
 With `--append FILE` the puzzles already in FILE are written back unchanged (same JSON
 layout, so the same bytes) and the new ones follow; the selected categories must not be in
 FILE yet. The output goes to `--out`, by default FILE itself. Prints the generation time and
-how many random positions were drawn.
+how many random positions were drawn. A progress bar on stderr counts the puzzles found (not
+with `--no-progress` or when stderr is not a terminal).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from gomoku_jax import progress
 from gomoku_jax.games.gomoku import tactics_suite
 
 
@@ -36,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--append", metavar="FILE", help="a suite to append the puzzles to")
     parser.add_argument("--out", metavar="FILE", help="where to write (default: --append)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    progress.add_argument(parser)
     return parser
 
 
@@ -59,10 +62,14 @@ def main(args: argparse.Namespace) -> int:
                 raise ValueError(f"{args.append} already has {', '.join(present)}")
             base = tactics_suite.to_json(base_suite)
         start = time.perf_counter()
-        suite = tactics_suite.generate(args.board_size, args.per_category, seed=args.seed,
-                                       max_positions=args.max_positions,
-                                       categories=categories,
-                                       log=(lambda s: None) if args.quiet else print)
+        with progress.bar(args.per_category * len(categories), "generating", "puzzle",
+                          enabled=not args.no_progress) as bar:
+            # the lines on stdout, through the bar when one shows
+            log = (lambda s: None) if args.quiet else progress.printer(bar)
+            suite = tactics_suite.generate(args.board_size, args.per_category, seed=args.seed,
+                                           max_positions=args.max_positions,
+                                           categories=categories, log=log,
+                                           on_found=lambda category: bar.update(1))
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     seconds = time.perf_counter() - start

@@ -11,7 +11,9 @@ The person's moves are the game's heuristic agent's (Gomoku's `heuristic`, Faux 
 `fauxgo_heuristic`), so that games last and the AI searches its full time.
 The client polls the game every `--poll-ms` (the page polls too; its interval adds to
 what a person sees). The first AI move of a new board size compiles the agent; it is
-reported on its own row and left out of the other rows.
+reported on its own row and left out of the other rows. Progress bars on stderr count the
+AI's moves through HTTP, then the direct ones (not with `--no-progress` or when stderr is
+not a terminal).
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import jax
 import numpy as np
 
-from gomoku_jax import agents, games
+from gomoku_jax import agents, games, progress
 from gomoku_jax.benchmarks.timing import describe_machine
 from gomoku_jax.markdown import table as markdown_table
 from gomoku_jax.web.app import create_app
@@ -77,9 +79,11 @@ def wait_for_ai(url: str, game_id: str, plies: int, poll_s: float) -> dict:
         time.sleep(poll_s)
 
 
-def play(url: str, game: str, board_size: int, moves: int, poll_s: float) -> dict:
+def play(url: str, game: str, board_size: int, moves: int, poll_s: float,
+         tick: Callable[[int], None] = lambda n: None) -> dict:
     """One game through HTTP: per AI move, the wall ms from the request to its stone and
-    the server's `ai.move_ms`; and the positions the AI moved from (as action lists)."""
+    the server's `ai.move_ms`; and the positions the AI moved from (as action lists).
+    `tick(1)` after each of the (at most `moves`) AI moves."""
     person = Person(game, board_size)
     view = request(f"{url}api/games", {"game": game, "board_size": board_size,
                                        "colour": "black"})
@@ -97,12 +101,15 @@ def play(url: str, game: str, board_size: int, moves: int, poll_s: float) -> dic
         server_ms.append(view["ai"]["move_ms"])
         sims.append(view["ai"]["simulations"])
         histories.append([m["action"] for m in before["moves"]])
+        tick(1)
     return {"agent": view["ai"]["agent"], "wall_ms": walls, "server_ms": server_ms,
             "simulations": sims, "histories": histories}
 
 
-def direct(seat, histories: list, budget_s: float, seed: int = 1) -> list:
-    """ms of `seat.player.move` on each position (a fresh agent state each time)."""
+def direct(seat, histories: list, budget_s: float, seed: int = 1,
+           tick: Callable[[int], None] = lambda n: None) -> list:
+    """ms of `seat.player.move` on each position (a fresh agent state each time), `tick(1)`
+    after each."""
     init, step = compiled_game(seat.env)
     out = []
     for i, actions in enumerate(histories):
@@ -115,6 +122,7 @@ def direct(seat, histories: list, budget_s: float, seed: int = 1) -> list:
         t0 = time.perf_counter()
         seat.player.move(seat.env, state, agent_state, key, budget_s)
         out.append(1000 * (time.perf_counter() - t0))
+        tick(1)
     return out
 
 
@@ -133,13 +141,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--ms-per-move", type=float, default=1000.0)
     parser.add_argument("--moves", type=int, default=10, help="the person's moves")
     parser.add_argument("--poll-ms", type=float, default=2.0)
+    progress.add_argument(parser)
     args = parser.parse_args(argv)
     book = AgentBook(args.agent, ms_per_move=args.ms_per_move)
     store = SessionStore(book)
-    with background(create_app(store)) as url:
-        game = play(url, args.game, args.board_size, args.moves, args.poll_ms / 1000)
+    enabled = not args.no_progress
+    with background(create_app(store)) as url, progress.bar(
+            args.moves, "UI moves", "move", enabled=enabled) as bar:
+        game = play(url, args.game, args.board_size, args.moves, args.poll_ms / 1000,
+                    bar.update)
     seat = book.seat(args.game, {"board_size": args.board_size})
-    reference = direct(seat, game["histories"][1:], book.budget_s)
+    positions = game["histories"][1:]
+    with progress.bar(len(positions), "direct moves", "move", enabled=enabled) as bar:
+        reference = direct(seat, positions, book.budget_s, tick=bar.update)
     first = game["wall_ms"][:1]
     rows = [
         ["first AI move, compile included (UI)", f"{first[0]:,.0f}" if first else "-", "", ""],

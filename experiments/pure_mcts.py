@@ -8,7 +8,8 @@ Prints two markdown tables: the share of generated positions (Gomoku's synthetic
 examples) where the agent plays a winning move (the side to move has a four) or the only
 block (the opponent has a lone four and the side to move none), per playout budget; and,
 with `--arena A,B`, the arena result of B playouts against A (every opening both ways, Elo
-with its interval).
+with its interval). Progress bars on stderr count the (position kind, playouts) rows, then
+the arena's games (not with `--no-progress` or when stderr is not a terminal).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gomoku_jax
-from gomoku_jax import agents
+from gomoku_jax import agents, progress
 from gomoku_jax.benchmarks.timing import describe_machine, parse_int_list
 from gomoku_jax.eval import elo, run_match
 from gomoku_jax.markdown import table
@@ -62,18 +63,24 @@ def main() -> int:
     parser.add_argument("--arena", default="", help="A,B: B playouts against A")
     parser.add_argument("--games", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
+    progress.add_argument(parser)
     args = parser.parse_args()
     env = gomoku_jax.make("gomoku", board_size=args.board_size, win_length=args.win_length)
     print(f"# Pure MCTS on {args.board_size}x{args.board_size}, k={args.win_length} "
           f"({describe_machine()})\n")
+    shown = progress.shows(not args.no_progress)
+    budgets = parse_int_list(args.playouts, "--playouts")
     rows = []
-    for kind in ("win", "block"):
-        states, answers = four_positions(env, kind, args.positions, args.seed)
-        for playouts in parse_int_list(args.playouts, "--playouts"):
-            hits, seconds = solve_rate(env, playouts, states, answers, args.seed)
-            rows.append([kind, str(playouts), f"{hits}/{len(answers)}",
-                         f"{seconds * 1e3:.1f}"])
-            print("  " + " | ".join(rows[-1]), flush=True)
+    with progress.bar(2 * len(budgets), "solve", "config", enabled=shown) as bar:
+        say = progress.printer(bar)  # stdout
+        for kind in ("win", "block"):
+            states, answers = four_positions(env, kind, args.positions, args.seed)
+            for playouts in budgets:
+                hits, seconds = solve_rate(env, playouts, states, answers, args.seed)
+                rows.append([kind, str(playouts), f"{hits}/{len(answers)}",
+                             f"{seconds * 1e3:.1f}"])
+                say("  " + " | ".join(rows[-1]))
+                bar.update(1)
     print()
     print(table(["position", "playouts", "solved", "ms per position (batched)"], rows))
     if args.arena:
@@ -83,8 +90,10 @@ def main() -> int:
         openings = env.default_openings()
         g = max(1, args.games // (2 * len(openings)))
         start = time.perf_counter()
-        result = run_match(env, a, b, jax.random.key(args.seed), g,
-                           names=(f"pure_mcts:{high}", f"pure_mcts:{low}"))
+        with progress.bar(2 * len(openings) * g, "arena", "game", enabled=shown) as bar:
+            result = run_match(env, a, b, jax.random.key(args.seed), g,
+                               names=(f"pure_mcts:{high}", f"pure_mcts:{low}"),
+                               on_games=bar.update if shown else None)
         print()
         print(table(["A", "B", "games", "A's W-D-L", "A's score", "Elo A - B (95%)", "seconds"],
                     [[result.agent_a, result.agent_b, str(result.games), str(result.record),

@@ -10,6 +10,8 @@ Specs are separated by ';' (a spec has commas of its own). The openings are 3 st
 2 cells of the centre, drawn at random without repeats (`--openings`, `--seed`): black,
 white, black; each is played once with each colour per match. The table gives the score of
 the first agent named with its paired (pentanomial) Elo interval and the distinct games.
+A progress bar on stderr counts the games of all matches (not with `--no-progress` or when
+stderr is not a terminal).
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Callable, Optional
 
 import jax
 import numpy as np
 
 import gomoku_jax
+from gomoku_jax import progress
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.eval.arena import run_match
 from gomoku_jax.eval.elo import format_paired
@@ -50,10 +54,11 @@ def with_sims(spec: str, sims: int) -> str:
     return f"{spec}{',' if ':' in spec else ':'}num_simulations={sims}"
 
 
-def match_row(env, a: str, b: str, openings, seed: int, log) -> list:
+def match_row(env, a: str, b: str, openings, seed: int, log,
+              on_games: Optional[Callable[[int], None]] = None) -> list:
     start = time.perf_counter()
     r = run_match(env, make_agent(a), make_agent(b), jax.random.key(seed), 1, openings,
-                  names=(a, b))
+                  names=(a, b), on_games=on_games)
     seconds = time.perf_counter() - start
     log(f"{a} vs {b}: {r.wins}-{r.draws}-{r.losses} ({seconds:.0f} s)")
     return [a, b, f"{r.wins}-{r.draws}-{r.losses}", f"{r.score:.1%}",
@@ -61,18 +66,26 @@ def match_row(env, a: str, b: str, openings, seed: int, log) -> list:
             f"{r.mean_length:.0f}", f"{seconds:.0f}"]
 
 
+def count_games(specs: list[str], openings: int, baseline: str | None) -> int:
+    """The games `run` plays: a game per opening and colour in every match."""
+    matches = len(specs) + sum(baseline is not None and s != baseline for s in specs)
+    return matches * 2 * openings
+
+
 def run(board_size: int, specs: list[str], sims: int, factor: int, openings: int,
-        baseline: str | None, seed: int, log=print) -> str:
-    """The markdown table of every match (see the module doc)."""
+        baseline: str | None, seed: int, log=print,
+        on_games: Optional[Callable[[int], None]] = None) -> str:
+    """The markdown table of every match (see the module doc); `on_games(n)`: n more games
+    played (`count_games` in all)."""
     env = gomoku_jax.make("gomoku", board_size=board_size)
     ops = random_openings(board_size, openings, seed)
     rows = []
     for spec in specs:
         rows.append(match_row(env, with_sims(spec, sims * factor), with_sims(spec, sims), ops,
-                              seed, log))
+                              seed, log, on_games))
         if baseline is not None and spec != baseline:
             rows.append(match_row(env, with_sims(spec, sims), with_sims(baseline, sims), ops,
-                                  seed, log))
+                                  seed, log, on_games))
     return markdown_table(["A", "B", "W-D-L (A)", "score", "Elo A - B, paired 95%",
                            "distinct games", "mean length", "s"], rows)
 
@@ -90,13 +103,20 @@ def main(argv=None) -> int:
     parser.add_argument("--openings", type=int, default=32)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", help="also write the table to this file")
+    progress.add_argument(parser)
     args = parser.parse_args(argv)
     specs = [s.strip() for s in args.agents.split(";") if s.strip()]
     if not specs or args.simulations < 1 or args.factor < 1 or args.openings < 1:
         parser.error("need agent specs and --simulations, --factor, --openings >= 1")
+    shown = progress.shows(not args.no_progress)
+    total = count_games(specs, args.openings, args.baseline)
     try:
-        table = run(args.board_size, specs, args.simulations, args.factor, args.openings,
-                    args.baseline, args.seed, log=lambda s: print(s, flush=True))
+        with progress.bar(total, "search_scaling", "game", enabled=shown) as bar:
+            # a match's line on stdout, through the bar when one shows
+            table = run(args.board_size, specs, args.simulations, args.factor,
+                        args.openings, args.baseline, args.seed,
+                        log=progress.printer(bar),
+                        on_games=bar.update if shown else None)
     except ValueError as e:
         parser.error(str(e))
     print(table)

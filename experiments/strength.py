@@ -24,6 +24,8 @@ each agent computes per move. Time per move changes over a game (rollouts get sh
 trees deeper); the calibration position is an early one, where playouts are longest.
 
 The time is the host's: calibrate and play on the same machine, and read the machine line.
+A progress bar on stderr counts the games of every budget (not with `--no-progress` or when
+stderr is not a terminal); the calibration lines go to stderr too, the report to stdout.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import jax
 
+from gomoku_jax import progress
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.specs import make_agent, parse_spec, split_specs
 from gomoku_jax.benchmarks.timing import describe_machine
@@ -185,9 +188,11 @@ def report(budget_ms: float, rows: Sequence[Calibration], result: TournamentResu
 
 def run(env: Env, specs: Sequence[str], budgets: Sequence[float], openings, games: int,
         seed: int = 0, network=None, max_simulations: int = 100_000,
-        log: Callable[[str], None] = print
+        log: Callable[[str], None] = print,
+        on_games: Optional[Callable[[int], None]] = None
         ) -> list[tuple[float, list[Calibration], TournamentResult, float]]:
-    """One round robin per budget: [(budget ms, calibration rows, result, seconds)]."""
+    """One round robin per budget: [(budget ms, calibration rows, result, seconds)].
+    `on_games(n)`: n more games played (see `run_tournament`)."""
     openings = tuple(openings or env.default_openings())
     g = per_opening_colour(games, len(openings))
     state = jax.tree.map(lambda x: x[0], opening_states(env, openings[:1]))
@@ -198,12 +203,12 @@ def run(env: Env, specs: Sequence[str], budgets: Sequence[float], openings, game
         entrants, params, rows = budget_agents(env, specs, network, budget, state, seed,
                                                max_simulations, log)
 
-        def progress(m: MatchResult, seconds: float) -> None:
+        def pair_done(m: MatchResult, seconds: float) -> None:
             log(f"  {m.agent_a} vs {m.agent_b}: {m.record} (W-D-L), pairs "
                 f"{'/'.join(map(str, m.pairs))}, Elo {m.elo_paired}  [{seconds:.1f} s]")
 
         result = run_tournament(env, entrants, jax.random.key(seed), g, openings,
-                                params=params, progress=progress)
+                                params=params, progress=pair_done, on_games=on_games)
         out.append((budget, rows, result, time.perf_counter() - t0))
     return out
 
@@ -237,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the most simulations calibration may give (default 100000)")
     parser.add_argument("--out", metavar="FILE", help="write the markdown report here")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    progress.add_argument(parser)
     return parser
 
 
@@ -273,8 +279,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     t0 = time.perf_counter()
-    results = run(env, specs, budgets, openings, games, args.seed, network,
-                  args.max_simulations, log=lambda s: print(s, file=sys.stderr, flush=True))
+    shown = progress.shows(not args.no_progress)
+    pairs = len(specs) * (len(specs) - 1) // 2
+    total = len(budgets) * pairs * 2 * len(openings) * per_opening_colour(games, len(openings))
+    with progress.bar(total, "strength", "game", enabled=shown) as bar:
+        # the log on stderr, through the bar when one shows
+        log = progress.printer(bar, sys.stderr)
+        results = run(env, specs, budgets, openings, games, args.seed, network,
+                      args.max_simulations, log=log, on_games=bar.update if shown else None)
     text = "\n\n".join([f"# Strength at equal time per move ({env.id}, {len(specs)} agents, "
                         f"{len(openings)} openings x 2 colours)"]
                        + [report(*r) for r in results]

@@ -8,8 +8,9 @@
 
 A bar shows only when it is enabled and stderr is a terminal (so logs, pipes and tests get
 no control characters); otherwise `bar` returns a stand-in with the same methods that does
-nothing (its `write` prints the line). `printer(bar, file)` prints lines beside either
-without breaking the bar. `add_argument` gives a command its `--no-progress` flag.
+nothing, except `write`, which prints (on stdout by default, as tqdm's). `printer(bar,
+file)` prints lines beside either without breaking the bar. `add_argument` gives a command
+its `--no-progress` flag.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The command line: subcommands, --help, and clear errors for bad flags."""
 
+import io
 import json
 import subprocess
 import sys
@@ -16,7 +17,7 @@ def test_help_lists_subcommands(capsys):
     assert e.value.code == 0
     out = capsys.readouterr().out
     names = ["bench", "demo", "pbrain", "arena", "tournament", "tactics", "play", "export",
-             "train"]
+             "train", "compare"]
     assert [name for name, *_ in cli.SUBCOMMANDS] == names
     for name, _, help_text, _ in cli.SUBCOMMANDS:
         assert name in out and help_text.split()[0] in out
@@ -122,6 +123,35 @@ def test_arena_end_to_end(tmp_path, capsys):
         assert o["moves"] == " ".join(env.action_to_text(a) for a in o["actions"])
         assert sum(o["a_first"].values()) == sum(o["a_second"].values()) == 1
         assert f"| {o['moves']} |" in text
+
+
+@pytest.mark.parametrize("argv", [["arena", "--a", "random", "--b", "random"],
+                                  ["tournament", "--agents", "random,heuristic"],
+                                  ["tactics"], ["bench"]])
+def test_no_progress_parses(argv):
+    parser = cli.build_parser()
+    assert parser.parse_args(argv + ["--no-progress"]).no_progress
+    assert not parser.parse_args(argv).no_progress
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-progress"]])
+def test_arena_bar_counts_games_on_a_terminal_stderr(flags, monkeypatch, capsys):
+    """The arena test's compilation (7x7, a game per opening and colour)."""
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert cli.main(["arena", "--a", "random", "--b", "proximity_random", "--board-size", "7",
+                     "--games", "16", *flags]) == 0
+    assert "16 games = 8 openings" in capsys.readouterr().out
+    bar = terminal.getvalue()
+    if flags:
+        assert bar == ""
+    else:
+        assert "arena" in bar and "16/16" in bar and "game/s" in bar
 
 
 def test_arena_with_an_openings_file(tmp_path, capsys):

@@ -10,7 +10,9 @@ References measured in the same process:
   OpenSpiel gomoku (15x15), driven move by move from Python (batch 1 by nature);
   pgx connect_four and go_9x9, random playouts vmapped exactly like ours.
 Rates are board-steps per second of wall time and per second of process CPU time (the
-machines are shared and noisy; CPU time is the steadier number).
+machines are shared and noisy; CPU time is the steadier number). A progress bar on stderr
+counts the configurations measured (not with `--no-progress` or when stderr is not a
+terminal).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import jax
 import jax.numpy as jnp
 
 import gomoku_jax
+from gomoku_jax import progress
 from gomoku_jax.benchmarks.timing import (
     Measurement,
     describe_machine,
@@ -39,6 +42,7 @@ from gomoku_jax.markdown import table as markdown_table
 from gomoku_jax.markdown import write_report
 
 DEFAULT_BATCHES = (1, 16, 256, 1024, 4096, 16384)
+PGX_GAMES = ("connect_four", "go_9x9")
 
 
 def playout_fn(step: Callable, steps: int, batch: int) -> Callable:
@@ -134,11 +138,25 @@ def bench_openspiel(board_size: int, steps: int, repeats: int, seed: int = 0
     return out
 
 
+def count_configurations(batches: Sequence[int], variants: Sequence[str],
+                         references: Sequence[str],
+                         reference_batches: Optional[Sequence[int]] = None) -> int:
+    """The rows `run_benchmark` measures with these arguments (a skipped reference's
+    included): the progress bar's total."""
+    openspiel = len(variants) if "openspiel" in references else 0
+    pgx = (len(PGX_GAMES) * len(reference_batches or batches)
+           if "pgx" in references and "playout" in variants else 0)
+    return len(batches) * len(variants) + openspiel + pgx
+
+
 def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES,
                   steps: int = 64, repeats: int = 3, variants: Sequence[str] = ("step", "playout"),
                   references: Sequence[str] = ("openspiel", "pgx"),
                   reference_batches: Optional[Sequence[int]] = None,
-                  openspiel_steps: int = 100_000, log=print) -> list[Measurement]:
+                  openspiel_steps: int = 100_000, log=print,
+                  tick: Callable[[int], None] = lambda n: None) -> list[Measurement]:
+    """The measurements, a line each to `log`; `tick(n)` hears n more rows done (a
+    reference that is not installed counts as done), `count_configurations` in all."""
     env = gomoku_jax.make("gomoku", board_size=board_size)
     step_reset = gomoku_jax.auto_reset(env.step, env.init)
     results: list[Measurement] = []
@@ -147,6 +165,7 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
         results.append(m)
         log(f"  {m.system:<32} {m.variant:<8} B={m.batch:<6} compile {m.compile_s:6.2f} s  "
             f"{fmt_rate(m.per_wall_s):>9}/s  {fmt_rate(m.per_cpu_s):>9}/CPU-s")
+        tick(1)
 
     for b in batches:
         if "step" in variants:
@@ -161,14 +180,16 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
                     add(m)
         except ImportError:
             log("  (OpenSpiel not installed: pip install open-spiel; skipped)")
+            tick(len(variants))
     if "pgx" in references and "playout" in variants:
         try:
             import pgx
             import pgx.experimental
         except ImportError:
             log("  (pgx not installed: pip install pgx; skipped)")
+            tick(len(PGX_GAMES) * len(reference_batches or batches))
         else:
-            for game in ("connect_four", "go_9x9"):
+            for game in PGX_GAMES:
                 penv = pgx.make(game)
                 stepper = pgx.experimental.auto_reset(penv.step, penv.init)
                 for b in reference_batches or batches:
@@ -224,6 +245,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                              "systems alike; 1 shows single-thread efficiency per CPU-second)")
     parser.add_argument("--out", default=None, help="also write the markdown table here")
     parser.add_argument("--json", default=None, help="also write raw measurements as JSON")
+    progress.add_argument(parser)
     return parser
 
 
@@ -246,9 +268,13 @@ def main(args: argparse.Namespace) -> int:
     print(f"# Env throughput, {args.board_size}x{args.board_size} Gomoku ({describe_machine()})",
           flush=True)
     t0 = time.perf_counter()
-    results = run_benchmark(args.board_size, batches, args.steps, args.repeats, variants,
-                            references, ref_batches, args.openspiel_steps,
-                            log=lambda s: print(s, flush=True))
+    total = count_configurations(batches, variants, references, ref_batches)
+    with progress.bar(total, "bench", "config", enabled=not args.no_progress) as bar:
+        # the lines on stdout, through the bar when one shows
+        results = run_benchmark(args.board_size, batches, args.steps, args.repeats, variants,
+                                references, ref_batches, args.openspiel_steps,
+                                log=progress.printer(bar),
+                                tick=bar.update)
     table = (f"Env throughput, {args.board_size}x{args.board_size} Gomoku, {args.steps} steps "
              f"per compiled call, median of {args.repeats}; {describe_machine()}\n\n"
              + render_table(results, args.board_size))

@@ -28,6 +28,9 @@ SUBCOMMANDS = (
      False),
     ("train", "gomoku_jax.cli.train",
      "AlphaZero (or --algo gmo) training from a preset, arena table at the end", True),
+    ("compare", "gomoku_jax.cli.compare",
+     "training arms x seeds under one budget, rated on one Elo scale: learning curves",
+     True),
 )
 
 

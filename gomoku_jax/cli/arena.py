@@ -8,7 +8,8 @@
         --b policy:evaluator=network
 
 With `--checkpoint` (a run directory of `gomoku-jax train`) the game is the network's:
-the game flags default to the run's, and other values are refused.
+the game flags default to the run's, and other values are refused. A progress bar counts
+the games on stderr (not with `--no-progress` or when stderr is not a terminal).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Optional
 
 import jax
 
+from gomoku_jax import progress
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.cli.common import add_game_arguments, load_network, setup_game
 from gomoku_jax.eval.arena import per_opening_colour, run_match
@@ -38,6 +40,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     parser.add_argument("--per-opening", action="store_true",
                         help="also print A's record per opening")
     parser.add_argument("--json", metavar="OUT", help="write the result as JSON")
+    progress.add_argument(parser)
     return parser
 
 
@@ -51,9 +54,13 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     params = [None if network is None else network.params_for(a) for a in (agent_a, agent_b)]
+    count = 2 * g * len(openings or env.default_openings())
+    shown = progress.shows(not args.no_progress)  # else no chunks: one call per half
     t0 = time.perf_counter()
-    result = run_match(env, agent_a, agent_b, jax.random.key(args.seed), g, openings,
-                       *params, names=(args.a, args.b))
+    with progress.bar(count, "arena", "game", enabled=shown) as bar:
+        result = run_match(env, agent_a, agent_b, jax.random.key(args.seed), g, openings,
+                           *params, names=(args.a, args.b),
+                           on_games=bar.update if shown else None)
     seconds = time.perf_counter() - t0
     print(result.summary())
     if network is not None:

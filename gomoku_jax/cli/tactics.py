@@ -14,16 +14,19 @@ keeps it. Specs with a network (`trained`, `policy:evaluator=network`, ...) play
 `--checkpoint`'s, else with the shipped 15x15 network (`gomoku_jax.players`), on
 puzzles of its board size, win length and rule. The table has a column per category
 present in the suite (older suite files without `fours_7` / `fours_9` still load).
+Progress bars on stderr count the puzzles generated and played (not with `--no-progress`
+or when stderr is not a terminal).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import jax
 
+from gomoku_jax import progress
 from gomoku_jax.agents.specs import make_agent, split_specs
 from gomoku_jax.cli import common
 from gomoku_jax.eval.puzzles import SolveResult, solve_rates
@@ -55,6 +58,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                         help="the checkpoint step to load (default: the latest)")
     parser.add_argument("--out", metavar="FILE", help="write the markdown table")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    progress.add_argument(parser)
     return parser
 
 
@@ -65,7 +69,10 @@ def load_suite(args: argparse.Namespace) -> tactics_suite.Suite:
         raise ValueError("give --suite or --generate, not both")
     if args.generate < 1:
         raise ValueError(f"--generate must be >= 1, got {args.generate}")
-    suite = tactics_suite.generate(args.board_size, args.generate, seed=args.seed)
+    count = args.generate * len(tactics_suite.CATEGORIES)
+    with progress.bar(count, "generating", "puzzle", enabled=not args.no_progress) as bar:
+        suite = tactics_suite.generate(args.board_size, args.generate, seed=args.seed,
+                                       on_found=lambda category: bar.update(1))
     if args.save:
         tactics_suite.save(suite, args.save)
     return suite
@@ -90,6 +97,18 @@ def row(spec: str, result: SolveResult) -> list[str]:
             f"{result.seconds_per_move * 1e3:.1f}", f"{result.batch_seconds_per_move * 1e3:.1f}"]
 
 
+def solved_by(spec: str, agent, env, puzzles: list, network, args: argparse.Namespace,
+              on_puzzles: Callable[[int], None], say: Callable[[str], None]) -> SolveResult:
+    """One agent's `solve_rates` over the puzzles, with a line of its total to `say`."""
+    start = time.perf_counter()
+    params = None if network is None else network.params_for(agent)
+    result = solve_rates(env, agent, puzzles, jax.random.key(args.seed), params=params,
+                         batch_size=args.batch_size, on_puzzles=on_puzzles)
+    say(f"  {spec}: {result.total[0]}/{result.total[1]} "
+        f"[{time.perf_counter() - start:.1f} s]")
+    return result
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         if args.batch_size < 1:
@@ -110,19 +129,17 @@ def main(args: argparse.Namespace) -> int:
     counts = {c: sum(p.category == c for p in suite.puzzles) for c in order}
     print(f"{len(suite.puzzles)} puzzles, {cfg.board_size}x{cfg.board_size} {cfg.rule} "
           f"({', '.join(f'{c} {n}' for c, n in counts.items())})", flush=True)
-    rows, records = [], []
-    for spec, agent in agents:
-        start = time.perf_counter()
-        params = None if network is None else network.params_for(agent)
-        result = solve_rates(env, agent, puzzles, jax.random.key(args.seed), params=params,
-                             batch_size=args.batch_size)
-        print(f"  {spec}: {result.total[0]}/{result.total[1]} "
-              f"[{time.perf_counter() - start:.1f} s]", flush=True)
-        rows.append(row(spec, result))
-        records.append({"agent": spec, "solved": result.solved,
-                        "seconds_per_move": result.seconds_per_move,
-                        "batch_seconds_per_move": result.batch_seconds_per_move,
-                        "actions": result.actions})
+    with progress.bar(len(puzzles) * len(agents), "tactics", "puzzle",
+                      enabled=not args.no_progress) as bar:
+        # an agent's line on stdout, through the bar when one shows
+        say = progress.printer(bar)
+        results = [solved_by(spec, agent, env, puzzles, network, args, bar.update, say)
+                   for spec, agent in agents]
+    rows = [row(spec, result) for (spec, _), result in zip(agents, results)]
+    records = [{"agent": spec, "solved": result.solved,
+                "seconds_per_move": result.seconds_per_move,
+                "batch_seconds_per_move": result.batch_seconds_per_move,
+                "actions": result.actions} for (spec, _), result in zip(agents, results)]
     header = ["agent", *counts, "total", "ms/move", "batched ms/move"]
     table = markdown_table(header, rows)
     print()

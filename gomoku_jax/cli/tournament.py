@@ -3,6 +3,9 @@
     gomoku-jax tournament --agents random,proximity_random,heuristic --board-size 9 \\
         --games 64 --out table.md --json table.json
     gomoku-jax tournament --game pgx/connect_four --agents random,mcts,gumbel,pure_mcts
+
+A line per pair as it ends, then the tables; a progress bar counts the games of all pairs
+on stderr (not with `--no-progress` or when stderr is not a terminal).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Optional
 
 import jax
 
+from gomoku_jax import progress
 from gomoku_jax.agents.specs import make_agent, split_specs
 from gomoku_jax.cli.common import add_game_arguments, load_network, setup_game
 from gomoku_jax.eval import elo
@@ -37,6 +41,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                              "maximum likelihood, infinite for a perfect score)")
     parser.add_argument("--out", metavar="FILE", help="write the markdown tables here")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    progress.add_argument(parser)
     return parser
 
 
@@ -60,18 +65,25 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise SystemExit(f"error: {e}")
 
-    def report(m: MatchResult, seconds: float) -> None:
-        print(f"  {m.agent_a} vs {m.agent_b}: {m.record} (W-D-L), score {m.score:.1%}, "
-              f"pairs {'/'.join(map(str, m.pairs))}, Elo {elo.format_paired(m.elo_paired)} "
-              f"(paired), {m.distinct_games} distinct games  [{seconds:.1f} s]", flush=True)
-
-    count = len(openings or env.default_openings())
-    print(f"{len(specs)} agents, {len(specs) * (len(specs) - 1) // 2} pairs, "
-          f"{2 * count * g} games per pair:", flush=True)
+    pairs, games = len(specs) * (len(specs) - 1) // 2, 2 * g * len(
+        openings or env.default_openings())
+    print(f"{len(specs)} agents, {pairs} pairs, {games} games per pair:", flush=True)
+    shown = progress.shows(not args.no_progress)
     try:
-        result = run_tournament(env, entrants, jax.random.key(args.seed), g, openings,
-                                params=params, anchor=args.anchor, prior_draws=args.prior_draws,
-                                progress=report)
+        with progress.bar(pairs * games, "tournament", "game", enabled=shown) as bar:
+            # a pair's line on stdout, through the bar when one shows
+            say = progress.printer(bar)
+
+            def report(m: MatchResult, seconds: float) -> None:
+                say(f"  {m.agent_a} vs {m.agent_b}: {m.record} (W-D-L), score {m.score:.1%}, "
+                    f"pairs {'/'.join(map(str, m.pairs))}, Elo "
+                    f"{elo.format_paired(m.elo_paired)} (paired), {m.distinct_games} "
+                    f"distinct games  [{seconds:.1f} s]")
+
+            result = run_tournament(env, entrants, jax.random.key(args.seed), g, openings,
+                                    params=params, anchor=args.anchor,
+                                    prior_draws=args.prior_draws, progress=report,
+                                    on_games=bar.update if shown else None)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     table = result.markdown()

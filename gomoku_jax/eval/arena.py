@@ -2,11 +2,25 @@
 
 `run_match` builds the start positions from a set of openings (action sequences; by
 default the game's `default_openings()`), each repeated `games_per_opening_colour` times,
-and plays them twice with one compiled `play_match` (a loop over the whole batch): once
+and plays them twice with one compiled match (a loop over the whole batch): once
 with A as the game's first player, once with B (A passing its first turn). The result
 counts A's wins, draws and losses, in total, per side and per opening, with A's score and
 the Elo difference A - B with its 95% interval (`elo.estimate`). It works for any game of
 the platform.
+
+Progress (`run_match(..., on_games=f)`): the games of a half run in lockstep inside one
+compiled loop, so a count that moved only between calls would tick twice a match. With
+`on_games`, the same compiled loop (`match.advance_match`, whose step bound `until` is a
+traced argument) is called in chunks of steps sized to take about half a second, and `f`
+hears how many games ended after each chunk. Why not a host callback inside the loop
+(`jax.debug.callback`, compiled in only with progress)? It makes a second program, which
+JAX's persistent compilation cache does not store (it holds a host callback; checked with
+jax 0.10), so every command run with a bar would compile the match anew; and its results
+would match the program without the callback only as far as XLA compiles the loop body the
+same way in both. The chunks call the very program that plays without progress: the same
+bits come out, and it is compiled and cached once. Without `on_games` a half is one call,
+with no host round trip inside a game; with it, one small read (which games are over) per
+chunk.
 
 15x15 freestyle Gomoku is a proven first-player win, and fixed agents replay the same game
 from one position, so a fair match plays several openings with both sides (the first
@@ -19,7 +33,8 @@ import dataclasses
 import functools
 import hashlib
 import math
-from typing import Any, Callable, Optional, Sequence
+import time
+from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -28,7 +43,14 @@ import numpy as np
 from gomoku_jax import configs
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.eval import elo
-from gomoku_jax.eval.match import MatchOutcome, play_match
+from gomoku_jax.eval.match import (
+    MatchCarry,
+    MatchOutcome,
+    advance_match,
+    match_outcome,
+    max_steps,
+    start_match,
+)
 from gomoku_jax.games.protocol import Env, is_over
 from gomoku_jax.markdown import table as markdown_table
 
@@ -208,18 +230,59 @@ class MatchResult:
                                f"{self.agent_a} second W-D-L", "score"], rows)
 
 
+class CompiledMatch(NamedTuple):
+    """A match of one (env, agents, batch), jitted: `start(key, start, first_passes)` ->
+    MatchCarry and `advance(carry, first_params, second_params, until)` -> MatchCarry, with
+    `until` an int32 scalar (see `match.start_match`, `match.advance_match`). `first_passes`
+    and `until` are traced: one program of each plays both side assignments, in one call or
+    in chunks."""
+
+    start: Callable[..., MatchCarry]
+    advance: Callable[..., MatchCarry]
+
+
 @functools.lru_cache(maxsize=64)
-def compiled_match(env: Env, first: Agent, second: Agent, num_games: int
-                   ) -> Callable[..., MatchOutcome]:
-    """`play_match` jitted for one (env, agents, batch), cached:
-    f(key, first_params, second_params, start, first_passes) -> MatchOutcome; one program
-    for both side assignments (`first_passes` is traced)."""
+def compiled_match(env: Env, first: Agent, second: Agent, num_games: int) -> CompiledMatch:
+    """The match of one (env, agents, batch), jitted and cached (see `CompiledMatch`)."""
 
-    def run(key, first_params, second_params, start, first_passes):
-        return play_match(env, first, second, key, num_games, first_params, second_params,
-                          start, first_passes)
+    def start(key, start_states, first_passes):
+        return start_match(env, first, second, key, num_games, start_states, first_passes)
 
-    return jax.jit(run)
+    def advance(carry, first_params, second_params, until):
+        return advance_match(env, first, second, carry, first_params, second_params, until)
+
+    return CompiledMatch(jax.jit(start), jax.jit(advance))
+
+
+def next_chunk(steps: int, seconds: float, target: float = 0.5) -> int:
+    """The steps of the next chunk: `steps` scaled to take about `target` seconds, given
+    that they took `seconds`, at most doubled (the first chunk's time includes compiling)
+    and at least 1."""
+    return max(1, min(2 * steps, int(steps * target / max(seconds, 1e-6))))
+
+
+def play_half(match: CompiledMatch, env: Env, key: jax.Array, params: tuple[Any, Any],
+              start: Any, first_passes: bool,
+              on_games: Optional[Callable[[int], None]] = None) -> MatchOutcome:
+    """One side assignment of a match, every game to its end: one `match.advance` call, or
+    with `on_games` several (chunks of about half a second), after each of which
+    `on_games(n)` hears the n games that ended in it (maybe 0). Both ways run the same
+    program over the same steps, so the outcome is the same."""
+    cap = np.int32(max_steps(env))
+    carry = match.start(key, start, first_passes)
+    if on_games is None:
+        return match_outcome(match.advance(carry, *params, cap))
+    steps, step, done = 1, 0, 0
+    while True:
+        t0 = time.perf_counter()
+        carry = match.advance(carry, *params, np.int32(min(step + steps, cap)))
+        over = int(np.sum(np.asarray(is_over(carry.states))))
+        step = int(carry.step)
+        on_games(over - done)  # 0 too: a bar then still refreshes its clock
+        done = over
+        if over == len(carry.plies) or step >= cap:
+            return match_outcome(carry)
+        steps = next_chunk(steps, time.perf_counter() - t0)
 
 
 def opening_states(env: Env, openings: Sequence[Sequence[int]]) -> Any:
@@ -261,7 +324,7 @@ def _outcomes(out: MatchOutcome, a_is_first: bool, num_openings: int, g: int) ->
     """A's outcome per game, [num_openings, g]: +1 win, 0 draw, -1 loss (`a_is_first`: A
     is the match's `first` agent, whose player id is `out.first_player`)."""
     if not np.all(np.asarray(is_over(out.states))):
-        raise RuntimeError("play_match returned unfinished games: the game's "
+        raise RuntimeError("the match returned unfinished games: the game's "
                            "max_game_length is too short")
     player = np.asarray(out.first_player)
     a_player = player if a_is_first else 1 - player
@@ -288,18 +351,23 @@ def run_match(env: Env, agent_a: Agent, agent_b: Agent, key: jax.Array,
               games_per_opening_colour: int,
               openings: Optional[Sequence[Sequence[int]]] = None,
               params_a: Any = None, params_b: Any = None, *,
-              names: Optional[tuple[str, str]] = None) -> MatchResult:
+              names: Optional[tuple[str, str]] = None,
+              on_games: Optional[Callable[[int], None]] = None) -> MatchResult:
     """Play A against B from every opening, `games_per_opening_colour` games with A as the
     first player and as many with B: 2 * len(openings) * games_per_opening_colour games.
 
-    Both side assignments run one compiled `play_match` over the whole batch (compiled once
-    per env, agent pair and batch size, then cached). The first half of `key` drives the
-    games with A first, the second half the others, so a result depends on the key only.
+    Both side assignments run one compiled match over the whole batch (compiled once per
+    env, agent pair and batch size, then cached). The first half of `key` drives the games
+    with A first, the second half the others, so a result depends on the key only (not on
+    `on_games`: see the module doc).
 
     Args:
       openings: action sequences, all of one length (default: `env.default_openings()`).
       params_a, params_b: the agents' params (None for fixed agents).
       names: labels for A and B (default: the agents' `name`).
+      on_games: for a progress bar: the halves are played in chunks of about half a second
+        (see the module doc), and after each chunk on_games(n) hears the n games that ended
+        in it (maybe 0), 2 * len(openings) * games_per_opening_colour in all.
     Raises:
       ValueError: a bad games count, or openings that don't fit the game (see
         `opening_states`).
@@ -320,8 +388,9 @@ def run_match(env: Env, agent_a: Agent, agent_b: Agent, key: jax.Array,
     # One program for both halves: in the second, `first` passes its first turn, so `second`
     # moves at the start and A has the game's other side.
     match = compiled_match(env, first, second, g * num_openings)
-    a_first = match(key_a_first, params_first, params_second, start, False)
-    b_first = match(key_b_first, params_first, params_second, start, True)
+    params = (params_first, params_second)
+    a_first = play_half(match, env, key_a_first, params, start, False, on_games)
+    b_first = play_half(match, env, key_b_first, params, start, True, on_games)
     a_first, b_first = jax.device_get((a_first, b_first))
     outcome_first = _outcomes(a_first, a_moves_first, num_openings, g)
     outcome_second = _outcomes(b_first, a_moves_first, num_openings, g)

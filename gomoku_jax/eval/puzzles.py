@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -42,13 +42,16 @@ def _stack(states: Sequence[Any]) -> Any:
 
 
 def solve_rates(env, agent, puzzles: Sequence[Puzzle], key: jax.Array, params: Any = None,
-                batch_size: int = 50, latency_samples: int = 5) -> SolveResult:
+                batch_size: int = 50, latency_samples: int = 5,
+                on_puzzles: Optional[Callable[[int], None]] = None) -> SolveResult:
     """Score `agent` (bound to `env` here) on every puzzle: its move counts if it is among
     the puzzle's solutions.
 
     Puzzles run in batches of `batch_size` (padded to a fixed shape so one compile serves
     all); then `latency_samples` puzzles are replayed one at a time for the per-move time.
-    Categories are reported in the order they first appear.
+    Categories are reported in the order they first appear. `on_puzzles(n)`, if given,
+    hears each batch's n puzzles as they are played (for a progress bar; len(puzzles) in
+    all).
     """
     if not puzzles:
         raise ValueError("no puzzles to solve")
@@ -68,6 +71,8 @@ def solve_rates(env, agent, puzzles: Sequence[Puzzle], key: jax.Array, params: A
     for index, chunk in enumerate(chunks):
         for (puzzle_id, _, _, _), move in zip(chunk, run(index, chunk)):
             actions[puzzle_id] = int(move)
+        if on_puzzles is not None:
+            on_puzzles(len(chunk))
     batch_time = (time.perf_counter() - start) / len(puzzles)
 
     times = []

@@ -176,8 +176,8 @@ def run_tournament(env: Env, entrants: Sequence[Entrant], key: jax.Array,
                    openings: Optional[Sequence[Sequence[int]]] = None, *,
                    params: Optional[Mapping[str, Any]] = None, anchor: Optional[str] = None,
                    prior_draws: float = 1.0,
-                   progress: Optional[Callable[[MatchResult, float], None]] = None
-                   ) -> TournamentResult:
+                   progress: Optional[Callable[[MatchResult, float], None]] = None,
+                   on_games: Optional[Callable[[int], None]] = None) -> TournamentResult:
     """Every pair of `entrants` plays `run_match`; then the Elo fit.
 
     Args:
@@ -188,6 +188,8 @@ def run_tournament(env: Env, entrants: Sequence[Entrant], key: jax.Array,
       anchor: the label rated 0 (default: the mean rating is 0).
       prior_draws: virtual draws per pair in the fit (see `elo.fit_ratings`).
       progress: called as progress(match_result, seconds) after each pair.
+      on_games: called as on_games(n) as games end, n at a time, over all pairs (see
+        `run_match`): for a progress bar counting the tournament's games.
     Raises:
       ValueError: fewer than 2 agents, a label twice, a bad spec (the registry's message),
         an unknown anchor, or bad openings.
@@ -204,7 +206,8 @@ def run_tournament(env: Env, entrants: Sequence[Entrant], key: jax.Array,
     for k, ((na, a), (nb, b)) in enumerate(itertools.combinations(players, 2)):
         t0 = time.perf_counter()
         m = run_match(env, a, b, jax.random.fold_in(key, k), games_per_opening_colour,
-                      openings, params.get(na), params.get(nb), names=(na, nb))
+                      openings, params.get(na), params.get(nb), names=(na, nb),
+                      on_games=on_games)
         matches.append(m)
         if progress is not None:
             progress(m, time.perf_counter() - t0)

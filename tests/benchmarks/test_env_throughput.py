@@ -7,9 +7,12 @@ from gomoku_jax.benchmarks import env_throughput
 
 
 def test_tiny_run_with_openspiel_reference(tmp_path):
+    ticks = []
     results = env_throughput.run_benchmark(
         board_size=5, batches=[4], steps=3, repeats=1, references=("openspiel",),
-        openspiel_steps=50, log=lambda s: None)
+        openspiel_steps=50, log=lambda s: None, tick=ticks.append)
+    assert sum(ticks) == len(results) == env_throughput.count_configurations(
+        [4], ("step", "playout"), ("openspiel",)) == 4
     systems = {(m.system, m.variant) for m in results}
     assert ("gomoku_jax", "step") in systems and ("gomoku_jax", "playout") in systems
     assert any(s.startswith("OpenSpiel") for s, _ in systems)
@@ -29,3 +32,10 @@ def test_cli_writes_table_and_json(tmp_path, capsys):
     assert "| gomoku_jax | playout | 2 |" in out.read_text()
     rows = json.loads(js.read_text())
     assert {r["variant"] for r in rows} == {"step", "playout"}
+
+
+def test_configurations_count_the_rows_of_every_part():
+    count = env_throughput.count_configurations
+    assert count([1, 16], ["step", "playout"], ["openspiel", "pgx"]) == 4 + 2 + 2 * 2
+    assert count([1, 16], ["step"], ["openspiel", "pgx"], [8]) == 2 + 1  # pgx: playouts only
+    assert count([1], ["playout"], ["pgx"], [8, 64, 256]) == 1 + 2 * 3

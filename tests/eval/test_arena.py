@@ -14,6 +14,7 @@ import json
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from conftest import EndCell
 
@@ -125,7 +126,44 @@ def test_compiled_once_per_pairing_and_batch():
     program = arena.compiled_match(ENV7, agents.make("proximity_random").bind(ENV7),
                                    agents.make("random").bind(ENV7),
                                    len(ENV7.default_openings()))
-    assert program._cache_size() == 1
+    assert program.start._cache_size() == program.advance._cache_size() == 1
+
+
+ENV7K4 = gomoku_jax.make("gomoku", board_size=7, win_length=4)
+
+
+def test_progress_plays_the_same_games_in_chunks():
+    """With `on_games` a half runs as several calls of the same compiled loop: the same
+    bits come out, and the ticks count every game once."""
+    random = agents.make("random").bind(ENV7K4)
+    openings = ENV7K4.default_openings()
+    start = arena.opening_states(ENV7K4, openings)
+    match = arena.compiled_match(ENV7K4, random, random, len(openings))
+    ticks = []
+    for first_passes in (False, True):
+        whole = arena.play_half(match, ENV7K4, jax.random.key(3), (None, None), start,
+                                first_passes)
+        chunked = arena.play_half(match, ENV7K4, jax.random.key(3), (None, None), start,
+                                  first_passes, on_games=ticks.append)
+        for a, b in zip(jax.tree.leaves(whole), jax.tree.leaves(chunked), strict=True):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # a 4 needs two more stones of the side with two: no game ends in the first chunk (one
+    # step), so each half takes at least two calls
+    assert sum(ticks) == 2 * len(openings) and len(ticks) >= 4 and ticks[0] == 0
+    assert match.advance._cache_size() == 1  # one program, whole or in chunks
+    plain = run_match(ENV7K4, random, random, jax.random.key(4), 1)
+    counted = []
+    shown = run_match(ENV7K4, random, random, jax.random.key(4), 1, on_games=counted.append)
+    assert shown.to_dict() == plain.to_dict() and sum(counted) == plain.games == 16
+
+
+@pytest.mark.parametrize("steps, seconds, expected", [
+    (1, 30.0, 1),  # the first chunk compiled: stay at 1
+    (1, 0.001, 2), (8, 0.01, 16),  # fast: at most double
+    (16, 1.0, 8), (16, 100.0, 1),  # slow: scale down to about half a second
+])
+def test_chunks_aim_at_half_a_second(steps, seconds, expected):
+    assert arena.next_chunk(steps, seconds) == expected
 
 
 def test_to_dict_and_summary():

@@ -19,8 +19,10 @@ def test_counts_moves_in_the_solution_sets_by_category():
     puzzles = [("a", "first", start, (0,)),       # EndCell plays column 0: solved
                ("b", "first", start, (3, 4)),     # not solved
                ("c", "second", after, (0, 1))]    # column 0 again: solved
+    batches = []
     result = solve_rates(CONNECT_FOUR, EndCell(), puzzles, jax.random.key(1), batch_size=2,
-                         latency_samples=1)
+                         latency_samples=1, on_puzzles=batches.append)
+    assert batches == [2, 1]  # the puzzles of each batch, as it is played
     assert result.solved == {"first": (1, 2), "second": (1, 1)}
     assert result.actions == {"a": 0, "b": 0, "c": 0}
     assert result.total == (2, 3) and result.rate == pytest.approx(2 / 3)

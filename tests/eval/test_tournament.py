@@ -53,6 +53,12 @@ def test_the_heuristic_is_rated_first_and_the_fit_matches_the_records():
     assert scores[2, 0] > 0.9 and scores[2, 1] > 0.9
 
 
+def test_on_games_counts_every_game_of_every_pair_and_changes_nothing():
+    counted = []
+    t = run_tournament(ENV7, list(SPECS), jax.random.key(0), 1, on_games=counted.append)
+    assert sum(counted) == 3 * 16 and t.to_dict() == three_agents().to_dict()
+
+
 def test_markdown_tables():
     t = three_agents()
     text = t.markdown()

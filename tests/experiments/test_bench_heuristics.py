@@ -35,6 +35,7 @@ def test_smallest_run_end_to_end(tmp_path, capsys):
         assert lookup[1:3] == ["gomoku_jax table lookup", "2"]
         assert float(lookup[-1].rstrip("x |")) > 0
     assert all(len(row) == 7 for row in rows)
+    assert len(rows) == bh.count_rows([2], ["proximity mask", "threats", "heuristic move"])
     assert "speed-up: CPU time of the reference row" in table
 
 

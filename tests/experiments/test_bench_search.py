@@ -54,6 +54,8 @@ def test_smallest_run_end_to_end(tmp_path, capsys):
     assert cell["note"] == "median of 1 (--max-seconds-per-cell)"
     assert skipped["batch"] == 4 and skipped["skipped"] and "wall_s" not in skipped
     (row,) = data["curve"]
+    assert len(data["grid"]) + 1 == bs.count_rows(  # the progress bar's total
+        [2, 4], [4], ["puct"], ["uniform"], bs.LOOPS, [2], [4], ["grid", "curve"])
     assert set(row["parts"]) == set(bs.CURVE_PARTS) and not row["skipped"]
     assert row["depth_mean"] >= 1 and row["depth_mean"] <= row["depth_max"] <= 4
     assert row["backward_steps"] >= 1

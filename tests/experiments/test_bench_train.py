@@ -81,11 +81,15 @@ def trace_only(jitted, args, repeats, thread=None, max_seconds=None, first=None)
 
 def test_every_measurement_traces_against_the_package(monkeypatch):
     monkeypatch.setattr(bt, "time_jitted", trace_only)
-    lines = []
+    lines, ticks = [], []
+    measure = ("selfplay", "train", "iteration", "selfplay_loops")
     out = bt.run_benchmark(["test"], assignments=TINY, repeats=1, matmul_size=128,
-                           measure=("selfplay", "train", "iteration", "selfplay_loops"),
-                           selfplay_batches=(4, 2), log=lines.append)
+                           measure=measure, selfplay_batches=(4, 2), log=lines.append,
+                           tick=ticks.append)
     (r,) = out["presets"]
+    # the progress bar's total: matmul, self-play, 2 train, iteration, 2 x 2 loop rows
+    assert len(ticks) == 1 + 1 + 2 + 1 + 4 == bt.count_measurements(
+        bt.preset_configs(["test"], TINY), measure, (), (4, 2))
     assert (r.selfplay.work, r.train.work, r.train_step.work, r.iteration.work) == (4, 8, 8, 4)
     assert r.simulations_per_call == 8 and r.unroll == 1 and not r.eval
     # matmul heading and rate, preset heading, 4 measurements, 2 batches x 2 loops

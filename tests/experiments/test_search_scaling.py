@@ -29,3 +29,4 @@ def test_smallest_run_end_to_end(capsys, tmp_path):
     table = out.read_text()
     assert table.count("\n") == 4  # header, rule, two matches
     assert "of 4" in table  # distinct games of the 4 played
+    assert ss.count_games(["a"], 2, "b") == 2 * 4 and ss.count_games(["a"], 2, "a") == 4

@@ -182,9 +182,12 @@ def _has_five(solver: Solver, board: np.ndarray) -> bool:
 def generate(board_size: int = 15, per_category: int = 40, seed: int = 0,
              stones: tuple[int, int] = (10, 40), max_positions: int = 200_000,
              max_solutions: int = 12, log: Callable[[str], None] = lambda s: None,
-             categories: Collection[str] = CATEGORIES) -> Suite:
+             categories: Collection[str] = CATEGORIES,
+             on_found: Callable[[str], None] = lambda category: None) -> Suite:
     """Sample random positions until each of `categories` has `per_category` puzzles (or
-    `max_positions` were tried), freestyle, k = 5.
+    `max_positions` were tried), freestyle, k = 5. `log` hears a line of counts and
+    `on_found` the category of every puzzle kept (for a progress bar: per_category *
+    len(categories) of them unless `max_positions` runs out first).
 
     Puzzles with more than `max_solutions` correct moves are dropped (too easy to hit).
     The puzzles of one category do not depend on which other categories are selected
@@ -216,6 +219,7 @@ def generate(board_size: int = 15, per_category: int = 40, seed: int = 0,
         if len(found[category]) < per_category:
             found[category].append(Puzzle(f"{category}-{len(found[category]):03d}", category,
                                           board, to_move, tuple(sorted(solutions))))
+            on_found(category)
             log(f"{tried} positions: " + ", ".join(f"{c} {len(v)}" for c, v in found.items()))
     log(f"done: {tried} positions drawn (seed {seed})")
     return Suite(config, tuple(p for c in selected for p in found[c]))

@@ -69,8 +69,11 @@ def test_category_selection():
     """`generate(categories=...)` draws the same positions: the VCF puzzles alone are those
     of the full generation; `classify` answers None for a category not selected."""
     suite = small_suite()
+    found = []  # on_found hears every puzzle kept, as it is found (a progress bar's ticks)
     fours = tactics_suite.generate(9, per_category=3, seed=7, max_positions=20_000,
-                                   categories=tactics_suite.FOURS_CATEGORIES)
+                                   categories=tactics_suite.FOURS_CATEGORIES,
+                                   on_found=found.append)
+    assert sorted(found) == [p.category for p in fours.puzzles]
     expected = [p for p in suite.puzzles if p.category in tactics_suite.FOURS_CATEGORIES]
     assert [p.category for p in fours.puzzles] == ["fours_7"] * 3 + ["fours_9"] * 3
     assert [(p.id, p.solutions) for p in fours.puzzles] == [(p.id, p.solutions)
