@@ -34,6 +34,10 @@ from gomoku_jax.train.arena import evaluate, validate_opponents
 from gomoku_jax.train.config import RESUMABLE, resumable_changes
 from gomoku_jax.train.trainer import trainer_for
 
+# The wall-clock fields of a metrics record: everything else is the same when a run is
+# killed and resumed.
+TIMING_KEYS = ("seconds", "compile_seconds", "games_per_second", "positions_per_second")
+
 
 class RunLogger:
     """metrics.jsonl (truncated to `start` iterations on resume) and TensorBoard; writes

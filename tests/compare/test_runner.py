@@ -54,12 +54,15 @@ def test_kill_then_resume_does_each_thing_once(comparison):
     keys = [(r["run"], r["seed"], r["point"], r["a"], r["b"]) for r in rows]
     assert len(keys) == len(set(keys)) == 1 + 2 * 2 * 2 * 2
     assert rows[:len(at_kill)] == [json.loads(line) for line in at_kill]
+    # The first iteration of the process compiled the trainer; seeds of an arm share it.
+    assert runner.read_records(out / "runs/a/seed0")[0]["compile_seconds"] > 0.0
     # a/seed0 was finished before the kill: not trained again.
     assert (out / "runs/a/seed0/metrics.jsonl").read_text() == metrics
     for arm in "ab":
         for seed in (0, 1):
             records = runner.read_records(out / f"runs/{arm}/seed{seed}")
             assert [r["iteration"] for r in records] == [1, 2]
+            assert all(0.0 <= r["compile_seconds"] <= r["seconds"] for r in records)
             assert {r["iteration"] for r in rows if r["run"] == arm and r["seed"] == seed} \
                 == {1, 2}
             assert sorted((out / f"runs/{arm}/seed{seed}/checkpoints").iterdir())

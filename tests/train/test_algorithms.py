@@ -15,15 +15,15 @@ from gomoku_jax.agents import registry as agents
 from gomoku_jax.eval.arena import run_match
 from gomoku_jax.players import run_dir as rd
 from gomoku_jax.train import ALGORITHMS, TRAINERS, load_config, override, preset, train
+from gomoku_jax.train.driver import TIMING_KEYS
 
-TIMING = ("seconds", "games_per_second", "positions_per_second")
 # Small arenas: the lifecycle, not the strength, is under test.
 SETS = ["eval.opponents=random", "eval.games=4", "run.iterations=2", "run.checkpoint_every=1"]
 
 
 def metrics(run_dir):
     lines = (run_dir / rd.METRICS_FILE).read_text().splitlines()
-    return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
+    return [{k: v for k, v in json.loads(line).items() if k not in TIMING_KEYS} for line in lines]
 
 
 def leaves(tree):
@@ -81,3 +81,14 @@ def test_lifecycle(algo, tmp_path, capsys):
     assert cli.main(["arena", "--checkpoint", str(killed), "--a", "trained", "--b", "random",
                      "--games", "4"]) == 0
     assert f"network: {killed.absolute()} step 3" in capsys.readouterr().out
+
+
+def test_seeds_of_a_config_share_its_trainer():
+    """A sweep over seeds compiles its iteration once: the trainer ignores the seed (its
+    `init` takes it) and the checkpoint schedule, not the run's length (its schedule)."""
+    from gomoku_jax.train import trainer_for
+
+    config = preset("test")
+    assert trainer_for(override(config, ["run.seed=5", "run.checkpoint_every=7",
+                                         "run.keep_checkpoints=9"])) is trainer_for(config)
+    assert trainer_for(override(config, ["run.iterations=9"])) is not trainer_for(config)

@@ -27,16 +27,16 @@ from gomoku_jax.train import checkpoint, driver, load_config, preset
 from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
 from gomoku_jax.train.arena import arena_table
 from gomoku_jax.train.config import override
+from gomoku_jax.train.driver import TIMING_KEYS
 
 # The session's shared run (conftest): the test preset without synthetic examples, 5
 # iterations, the arena every 2 (and at the end) against random and the previous network.
 CFG = trained_config()
-TIMING = ("seconds", "games_per_second", "positions_per_second")
 
 
 def metrics(run_dir: pathlib.Path) -> list[dict]:
     lines = (run_dir / rd.METRICS_FILE).read_text().splitlines()
-    return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in lines]
+    return [{k: v for k, v in json.loads(line).items() if k not in TIMING_KEYS} for line in lines]
 
 
 def final_state(run_dir: pathlib.Path, config=CFG):

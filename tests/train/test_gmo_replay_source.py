@@ -24,6 +24,7 @@ from gomoku_jax.train import checkpoint, override, replay
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
 from gomoku_jax.train.alphazero.replay_reader import load_replay
 from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
+from gomoku_jax.train.driver import TIMING_KEYS
 from gomoku_jax.train.gmo.trainer import GMOTrainer
 
 # The test's own independent reads of checkpoints give orbax no shardings: it says so.
@@ -183,8 +184,8 @@ def test_resume_equals_the_uninterrupted_run(runs):
     assert a.step == b.step == 2
     for x, y in zip(jax.tree.leaves(a.variables), jax.tree.leaves(b.variables)):
         np.testing.assert_array_equal(x, y)
-    timings = ("seconds", "games_per_second", "positions_per_second")  # wall-clock
-    strip = lambda r: {k: v for k, v in r.items() if k not in timings}  # noqa: E731
+
+    strip = lambda r: {k: v for k, v in r.items() if k not in TIMING_KEYS}  # noqa: E731
     assert [strip(r) for r in metrics(full)] == [strip(r) for r in metrics(resumed)]
 
 

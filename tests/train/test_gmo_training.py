@@ -18,6 +18,7 @@ from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.games.protocol import is_over
 from gomoku_jax.players import run_dir as rd
 from gomoku_jax.train import RunSection, augment, override
+from gomoku_jax.train.driver import TIMING_KEYS
 from gomoku_jax.train.gmo import data as gmo_data
 from gomoku_jax.train.gmo.config import DataSection, GMOTrainConfig
 from gomoku_jax.train.gmo.presets import PRESETS
@@ -215,8 +216,8 @@ def test_resume_equals_the_uninterrupted_run(full_run, tmp_path):
     a, b = players.load(full_run), players.load(run)
     assert a.step == b.step == 2
     assert tree_equal(a.variables, b.variables)
-    timings = ("seconds", "games_per_second", "positions_per_second")  # wall-clock
-    strip = lambda r: {k: v for k, v in r.items() if k not in timings}  # noqa: E731
+
+    strip = lambda r: {k: v for k, v in r.items() if k not in TIMING_KEYS}  # noqa: E731
     assert [strip(r) for r in metrics(full_run)] == [strip(r) for r in metrics(run)]
 
 
