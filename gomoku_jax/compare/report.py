@@ -38,24 +38,40 @@ def analyze(spec: Comparison, rows: Sequence[dict]) -> dict:
                             "iteration": r["iteration"], "seconds": r["seconds"],
                             "elo": ratings[r["a"]],
                             "game_sd": math.sqrt(stats.game_variance(r["a"], ratings, results))})
-    arms = {}
+    arms, complete = {}, {}
     for arm in spec.arms:
         curve = []
         for point in range(1, spec.budget.points + 1):
-            got = [c for c in checkpoints if c["arm"] == arm.name and c["point"] == point]
+            got = sorted((c for c in checkpoints if c["arm"] == arm.name
+                          and c["point"] == point), key=lambda c: c["seed"])
             if len(got) < len(spec.seeds):
                 continue
+            complete[(arm.name, point)] = got
             ap = stats.arm_point([c["elo"] for c in got], [c["game_sd"] ** 2 for c in got])
             curve.append({"point": point,
                           "iteration": float(np.mean([c["iteration"] for c in got])),
                           "seconds": float(np.mean([c["seconds"] for c in got])),
                           **ap.to_dict()})
         arms[arm.name] = curve
+    last = spec.budget.points
+    gains = {a.name: _paired(complete[(a.name, 1)], complete[(a.name, last)])
+             for a in spec.arms if (a.name, 1) in complete and (a.name, last) in complete}
+    final = [a.name for a in spec.arms if (a.name, last) in complete]
+    differences = {b: {a: _paired(complete[(a, last)], complete[(b, last)]) for a in final}
+                   for b in final}
     return {"spec": spec.to_dict(),
             "references": {r: ratings[r] for r in spec.references},
             "checkpoints": sorted(checkpoints, key=lambda c: (c["arm"], c["seed"],
                                                               c["point"])),
-            "arms": arms}
+            "arms": arms, "gains": gains, "differences": differences}
+
+
+def _paired(a: list[dict], b: list[dict]) -> dict:
+    """B - A over seeds (`stats.paired_difference`), from two lists of checkpoints sorted
+    by seed, JSON-ready."""
+    return stats.paired_difference([c["elo"] for c in a], [c["elo"] for c in b],
+                                   [c["game_sd"] ** 2 for c in a],
+                                   [c["game_sd"] ** 2 for c in b]).to_dict()
 
 
 def _cell(p: dict) -> str:
@@ -63,8 +79,10 @@ def _cell(p: dict) -> str:
 
 
 def markdown(analysis: dict) -> str:
-    """The arm × point table of mean Elo [95% interval], a table of the training
-    iterations and seconds behind each point, and the references' ratings."""
+    """The arm × point table of mean Elo [95% interval] with each arm's gain from its first
+    point to its last (paired by seed), the iterations and seconds behind each point, the
+    differences between arms at the last point (paired by seed), and the references'
+    ratings."""
     spec = analysis["spec"]
     budget = spec["budget"]
     points = budget["points"]
@@ -80,20 +98,32 @@ def markdown(analysis: dict) -> str:
     elo_rows, cost_rows = [], []
     for arm in spec["arms"]:
         curve = {p["point"]: p for p in analysis["arms"].get(arm["name"], [])}
+        gain = analysis["gains"].get(arm["name"])
         elo_rows.append([arm["name"]] + [_cell(curve[k]) if k in curve else "—"
-                                         for k in range(1, points + 1)])
+                                         for k in range(1, points + 1)]
+                        + [_cell(gain) if gain else "—"])
         cost_rows.append([arm["name"]] + [
             f"{curve[k]['iteration']:.0f} it, {curve[k]['seconds']:.0f} s" if k in curve
             else "—" for k in range(1, points + 1)])
-    arms = markdown_table(["arm"] + columns, elo_rows)
+    arms = markdown_table(["arm"] + columns + [f"gain {columns[0]} → {columns[-1]}"],
+                          elo_rows)
     cost = markdown_table(["arm"] + columns, cost_rows)
+    final = list(analysis["differences"])
+    differences = markdown_table(
+        ["row − column"] + final,
+        [[b] + ["—" if a == b else _cell(analysis["differences"][b][a]) for a in final]
+         for b in final])
     refs = markdown_table(["reference", "Elo"], [[r, f"{e:+.0f}"] for r, e in
                                                  analysis["references"].items()])
     overrides = markdown_table(["arm", "overrides"], [
         [a["name"], " ".join(f"`{o}`" for o in a["overrides"]) or "(the base)"]
         for a in spec["arms"]])
-    return "\n\n".join([head, arms, "Mean training iterations and seconds (compilation not "
-                        "counted) at each point:", cost, refs, overrides])
+    return "\n\n".join([
+        head, arms, "Mean training iterations and seconds (compilation not counted) at each "
+        "point:", cost, f"Elo differences at {columns[-1]}, row arm − column arm, paired by "
+        f"seed (seed s of every arm draws the same keys: with one net config, the same "
+        f"initial network) [95% interval]:",
+        differences, refs, overrides])
 
 
 def plot(analysis: dict, path: str) -> None:

@@ -16,6 +16,12 @@ variance used is max(s^2, v), v the mean over seeds of each checkpoint's game va
 is m ± t(S-1) sqrt(max(s^2, v) / S), t Student's 97.5% quantile with S-1 degrees of
 freedom (S = 1: the normal quantile and v alone, which ignores the unseen seed spread).
 
+A difference between two sets of checkpoints rated on the same seeds (arm B - arm A at one
+point, or an arm's last point - its first) is paired by seed: run seed s of every arm starts
+from the same network and draws the same keys, so d_s = r_B,s - r_A,s cancels what the seed
+gives both. Its interval is the one above over the d_s, with v the mean of the two game
+variances' sum.
+
 The references' own uncertainty moves every checkpoint's rating together; it does not
 change the difference between two arms, which is what the intervals are for.
 """
@@ -125,3 +131,16 @@ def arm_point(ratings: Sequence[float], game_variances: Sequence[float],
     mean = float(np.mean(r))
     return ArmPoint(mean, mean - half, mean + half, tuple(float(x) for x in r), math.sqrt(v),
                     math.sqrt(spread) if s > 1 else math.nan)
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], a_variances: Sequence[float],
+                      b_variances: Sequence[float], confidence: float = 0.95) -> ArmPoint:
+    """B - A over seeds paired by index (the module doc): the mean of the differences with
+    its interval; `ratings` holds the per-seed differences."""
+    if len(a) != len(b) or len(a_variances) != len(a) or len(b_variances) != len(b):
+        raise ValueError(f"paired ratings need one of each per seed, got {len(a)} and "
+                         f"{len(b)} ratings, {len(a_variances)} and {len(b_variances)} "
+                         f"variances")
+    diffs = np.asarray(b, np.float64) - np.asarray(a, np.float64)
+    variances = np.asarray(a_variances, np.float64) + np.asarray(b_variances, np.float64)
+    return arm_point(diffs, variances, confidence)

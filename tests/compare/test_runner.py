@@ -72,7 +72,8 @@ def test_outputs(comparison):
     out, _, _ = comparison
     table = (out / "results.md").read_text()
     assert "| arm | 50% | 100% |" in table
-    assert table.count("| a |") == 3 and table.count("| b |") == 3  # Elo, cost, overrides
+    for arm in "ab":  # a row in the Elo, cost, differences and overrides tables
+        assert sum(line.startswith(f"| {arm} |") for line in table.splitlines()) == 4
     assert "| proximity_random |" in table
     data = json.loads((out / "results.json").read_text())
     assert data["references"]["random"] == 0.0
@@ -84,6 +85,11 @@ def test_outputs(comparison):
         for p in curve:
             assert len(p["ratings"]) == 2 and p["lower"] <= p["mean"] <= p["upper"]
             assert p["seconds"] >= 0.0
+    assert set(data["gains"]) == {"a", "b"} and set(data["differences"]) == {"a", "b"}
+    ab, ba = data["differences"]["b"]["a"], data["differences"]["a"]["b"]
+    assert ab["mean"] == pytest.approx(-ba["mean"]) and ab["margin"] == pytest.approx(
+        ba["margin"])
+    assert "row − column" in table and "gain 50% → 100%" in table
     png = (out / "curves.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 

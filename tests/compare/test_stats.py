@@ -87,3 +87,16 @@ def test_arm_point_interval(ratings, game_var):
     assert p.lower <= p.mean <= p.upper
     # Never narrower than the games' noise alone, nor than the seeds' spread alone.
     assert p.margin >= stats.t_quantile(s - 1) * math.sqrt(game_var / s) - 1e-9
+
+
+def test_paired_difference_cancels_what_the_seed_gives_both():
+    """Seeds that move both arms together: the paired interval sees only the differences."""
+    a = [100.0, 300.0, 500.0]
+    b = [150.0, 340.0, 560.0]
+    d = stats.paired_difference(a, b, [100.0] * 3, [100.0] * 3)
+    assert d.mean == pytest.approx(50.0) and d.ratings == (50.0, 40.0, 60.0)
+    assert d.margin == pytest.approx(stats.t_quantile(2) * math.sqrt(200.0 / 3))
+    unpaired = stats.arm_point(b, [100.0] * 3).margin + stats.arm_point(a, [100.0] * 3).margin
+    assert d.margin < unpaired
+    with pytest.raises(ValueError, match="one of each per seed"):
+        stats.paired_difference(a, b[:2], [1.0] * 3, [1.0] * 2)
