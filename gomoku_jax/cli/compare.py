@@ -68,6 +68,10 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                         help="games per checkpoint and reference (rounded up to both colours "
                              "of every opening; default 32)")
     parser.add_argument("--seed", type=int, default=0, help="the rating games' seed")
+    parser.add_argument("--runs", metavar="DIR",
+                        help="the run directories (default OUT/runs); another comparison's "
+                             "runs (same arms, seeds, budget) are rated without training, "
+                             "e.g. with another --eval-agent")
     progress.add_argument(parser)
     return parser
 
@@ -94,7 +98,7 @@ def spec_from_args(args: argparse.Namespace) -> Comparison:
 def main(args: argparse.Namespace) -> int:
     try:
         spec = spec_from_args(args)
-        analysis = runner.run(spec, args.out, progress=not args.no_progress)
+        analysis = runner.run(spec, args.out, runs=args.runs, progress=not args.no_progress)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
     paths = report.write(analysis, args.out)

@@ -44,8 +44,9 @@ RUNS_DIR = "runs"
 POOL = "pool"  # the `run` of the references' matches against each other
 
 
-def run_path(out: pathlib.Path, arm: Arm, seed: int) -> pathlib.Path:
-    return pathlib.Path(out) / RUNS_DIR / arm.name / f"seed{seed}"
+def run_path(runs: pathlib.Path, arm: Arm, seed: int) -> pathlib.Path:
+    """The run directory of (arm, seed) under the comparison's `runs` directory."""
+    return pathlib.Path(runs) / arm.name / f"seed{seed}"
 
 
 def checkpoint_label(arm: str, seed: int, point: int) -> str:
@@ -150,40 +151,68 @@ def check_same(saved: dict, given: dict, out: pathlib.Path) -> None:
                          f"a new directory")
 
 
-def _reach(spec: Comparison, config: Any, run_dir: pathlib.Path, target: float) -> int:
-    """Train `run_dir` up to the budget point `target`; returns the checkpoint's step."""
+def saved_steps(run_dir: pathlib.Path) -> list[int]:
+    """The steps of the run's checkpoints, in order ([] for none)."""
+    if not rd.has_checkpoints(run_dir):
+        return []
+    return sorted(int(s) for s in rd.manager(run_dir, read_only=True).all_steps())
+
+
+def reach(spec: Comparison, config: Any, run_dir: pathlib.Path, target: float) -> int:
+    """The step of `run_dir`'s checkpoint at the budget point `target`, after training up
+    to it if no saved checkpoint is there yet: for an iteration budget the checkpoint at
+    `target`; for seconds the first whose training clock reaches `target` (the run's last
+    if it ended before). Runs rated by an earlier comparison are not trained again.
+
+    Raises:
+      ValueError: the run went past `target` without keeping a checkpoint there.
+    """
+    steps = saved_steps(run_dir)
     if spec.budget.kind == "iterations":
-        train(config, run_dir, progress=False, stop_after=int(target))
-    else:
-        done = rd.has_checkpoints(run_dir)
-        step = rd.manager(run_dir, read_only=True).latest_step() if done else 0
-        records = read_records(run_dir, step)
-        if clock(records) < target:
-            def stop(iteration: int, record: dict) -> bool:
-                records.append(record)
-                return clock(records) >= target
+        if int(target) not in steps:
+            if steps and steps[-1] > target:
+                raise ValueError(f"{run_dir} has no checkpoint at iteration {int(target)} "
+                                 f"(it has {steps}): it was not trained by this comparison")
+            train(config, run_dir, progress=False, stop_after=int(target))
+        return int(target)
+    records = read_records(run_dir, steps[-1] if steps else 0)
+    for step in steps:
+        if clock([r for r in records if r["iteration"] <= step]) >= target:
+            return step
+    if steps and steps[-1] >= config.run.iterations:
+        return steps[-1]  # the run ended before its clock reached the target
 
-            train(config, run_dir, progress=False, stop_when=stop)
-    return int(rd.manager(run_dir, read_only=True).latest_step())
+    def stop(iteration: int, record: dict) -> bool:
+        records.append(record)
+        return clock(records) >= target
+
+    train(config, run_dir, progress=False, stop_when=stop)
+    return saved_steps(run_dir)[-1]
 
 
-def run(spec: Comparison, out: str | pathlib.Path, *, progress: bool = True) -> dict:
+def run(spec: Comparison, out: str | pathlib.Path, *, runs: Optional[str | pathlib.Path] = None,
+        progress: bool = True) -> dict:
     """Train and rate everything `spec` asks for that `out` doesn't hold yet; returns the
     analysis (`report.analyze`), also written by the CLI as JSON, markdown and a plot.
 
+    Args:
+      runs: where the run directories are (default `out/runs`). Another comparison's runs,
+        with the same arms, seeds and budget, are rated without training again (e.g. with
+        another `eval_agent` or other references).
     Raises:
       ValueError: see `prepare`; a run's own errors (a bad override value) name the arm.
     """
     from gomoku_jax.compare.report import analyze
 
     out = pathlib.Path(out)
+    runs = pathlib.Path(runs) if runs is not None else out / RUNS_DIR
     env = prepare(spec, out)
     store = Store(out / MATCHES_FILE)
     g = per_opening_colour(spec.games, len(env.default_openings()))
     references = [(r, make_agent(r).bind(env)) for r in spec.references]
     targets = spec.budget.targets()
-    runs = [(arm, seed) for arm in spec.arms for seed in spec.seeds]
-    bar = progress_bar.bar(total=1 + len(runs) * len(targets), desc="compare", unit="point",
+    pending = [(arm, seed) for arm in spec.arms for seed in spec.seeds]
+    bar = progress_bar.bar(total=1 + len(pending) * len(targets), desc="compare", unit="point",
                            enabled=progress)
     key = jax.random.key(spec.seed)
     pool_done = all(store.has(POOL, None, None, a, b) for i, (a, _) in enumerate(references)
@@ -196,9 +225,9 @@ def run(spec: Comparison, out: str | pathlib.Path, *, progress: bool = True) -> 
                 store.add(_row(m, run=POOL, seed=None, point=None))
     bar.update(1)
     try:
-        for arm, seed in runs:
+        for arm, seed in pending:
             config = spec.config(arm, seed)
-            path = run_path(out, arm, seed)
+            path = run_path(runs, arm, seed)
             for p, target in enumerate(targets, 1):
                 label = checkpoint_label(arm.name, seed, p)
                 if all(store.has(arm.name, seed, p, label, r) for r in spec.references):
@@ -206,7 +235,7 @@ def run(spec: Comparison, out: str | pathlib.Path, *, progress: bool = True) -> 
                     continue
                 bar.set_description(f"compare: {arm.name} seed {seed} → point {p}")
                 try:
-                    step = _reach(spec, config, path, target)
+                    step = reach(spec, config, path, target)
                 except ValueError as e:
                     raise ValueError(f"arm {arm.name}, seed {seed}: {e}") from None
                 seconds = clock(read_records(path, step))

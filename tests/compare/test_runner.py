@@ -104,6 +104,18 @@ def test_rerun_is_a_no_op_and_another_comparison_is_refused(comparison, capsys):
         cli.main(["compare", "--out", str(out), *other])
 
 
+def test_a_second_comparison_rates_the_same_runs_without_training(comparison, tmp_path):
+    out, _, _ = comparison
+    metrics = {p: p.read_text() for p in (out / "runs").glob("*/*/metrics.jsonl")}
+    assert cli.main(["compare", "--out", str(tmp_path), "--runs", str(out / "runs"),
+                     *ARGS, "--seed", "1"]) == 0
+    assert {p: p.read_text() for p in (out / "runs").glob("*/*/metrics.jsonl")} == metrics
+    assert not (tmp_path / "runs").exists()
+    rows = runner.Store(tmp_path / runner.MATCHES_FILE).rows
+    assert sorted({(r["run"], r["seed"], r["iteration"]) for r in rows if r["seed"] is not None}
+                  ) == [(arm, seed, it) for arm in "ab" for seed in (0, 1) for it in (1, 2)]
+
+
 def test_a_seconds_budget(comparison, tmp_path):
     """A seconds budget stops each run once its training clock reaches the point; the
     runs share the compiled iteration of the iteration-budget comparison's arm a."""
