@@ -14,10 +14,21 @@ for n in 2 4 16; do
   ARMS+=(--arm "gumbel-n$n: search.algorithm=gumbel selfplay.num_simulations=$n")
 done
 ARMS+=(--arm "puct-n24: selfplay.num_simulations=24")   # the quick preset's own search
+# The explanation's test: n = 2 without the proximity prior in self-play's search.
+UNSHAPED=(--arm "puct-n2-unshaped: selfplay.num_simulations=2 search.prior_shaping=off"
+          --arm "gumbel-n2-unshaped: search.algorithm=gumbel selfplay.num_simulations=2 search.prior_shaping=off")
 
-# 1. 9x9 four in a row (the quick preset), equal iterations: 7 arms x 3 seeds x 12 iterations.
+# 1. 9x9 four in a row (the quick preset), equal iterations: 9 arms x 3 seeds x 12 iterations.
 gomoku-jax compare --out "$OUT/gomoku_iterations" --preset quick --seeds 3 --iterations 12 \
-  --points 4 --games 32 --references "$GOMOKU_REFS" "${ARMS[@]}"
+  --points 4 --games 32 --references "$GOMOKU_REFS" "${ARMS[@]}" "${UNSHAPED[@]}"
+
+# 1b. The same checkpoints rated by their raw policy (no search at test time): the
+#     network's policy alone, the part the paper's argument is about (the 32-simulation
+#     PUCT of part 1 also searches with the value head). No training: --runs reads part 1's.
+gomoku-jax compare --out "$OUT/gomoku_iterations_policy" --runs "$OUT/gomoku_iterations/runs" \
+  --preset quick --seeds 3 --iterations 12 --points 4 --games 32 \
+  --references "random,pure_mcts:num_simulations=64,heuristic" \
+  --eval-agent policy:evaluator=network "${ARMS[@]}"
 
 # 2. The same arms at equal training time: 48 s of training per run (compilation not
 #    counted; about what 12 iterations at n = 2 take), 2 seeds. The schedule is laid over
