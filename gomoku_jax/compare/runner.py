@@ -29,7 +29,9 @@ from typing import Any, Optional
 import jax
 
 from gomoku_jax import progress as progress_bar
-from gomoku_jax.agents.specs import make_agent
+from gomoku_jax.agents.registry import AGENTS
+from gomoku_jax.agents.specs import TRAINED, make_agent, parse_spec
+from gomoku_jax.compare.report import analyze
 from gomoku_jax.compare.spec import Arm, Comparison
 from gomoku_jax.compare.stats import Result
 from gomoku_jax.eval.arena import per_opening_colour, run_match
@@ -133,6 +135,10 @@ def prepare(spec: Comparison, out: pathlib.Path) -> Any:
                              f"game {env.describe()}: one Elo scale needs one game")
     for ref in spec.references:
         make_agent(ref).bind(env)  # ValueError naming the bad spec
+    name = parse_spec(spec.eval_agent)[0]
+    if name != TRAINED and name not in AGENTS:
+        raise ValueError(f"--eval-agent {spec.eval_agent!r}: unknown agent {name!r}; agents: "
+                         f"{', '.join([TRAINED, *AGENTS])}")
     out.mkdir(parents=True, exist_ok=True)
     spec_path.write_text(json.dumps(spec.to_dict(), indent=1))
     return env
@@ -190,6 +196,32 @@ def reach(spec: Comparison, config: Any, run_dir: pathlib.Path, target: float) -
     return saved_steps(run_dir)[-1]
 
 
+def rate_pool(env: Any, references: list, key: jax.Array, g: int, store: Store) -> None:
+    """The references against each other (a round robin, `key`), unless `store` has it."""
+    pairs = [(a, b) for i, (a, _) in enumerate(references) for b, _ in references[i + 1:]]
+    if all(store.has(POOL, None, None, a, b) for a, b in pairs) or len(references) < 2:
+        return
+    for m in run_tournament(env, references, key, g).matches:
+        if not store.has(POOL, None, None, m.agent_a, m.agent_b):
+            store.add(_row(m, run=POOL, seed=None, point=None))
+
+
+def rate(spec: Comparison, env: Any, references: list, key: jax.Array, g: int, store: Store,
+         run_dir: pathlib.Path, step: int, where: dict) -> None:
+    """The checkpoint `step` of `run_dir` plays `spec.eval_agent` against each reference
+    not yet in `store` (match k with `fold_in(key, k)`); `where`: its run, seed, point."""
+    label = checkpoint_label(where["run"], where["seed"], where["point"])
+    seconds = clock(read_records(run_dir, step))
+    player = load_player(run_dir, step)
+    agent = make_agent(spec.eval_agent, player).bind(env)
+    params = player.params_for(agent)
+    for k, (ref, ref_agent) in enumerate(references):
+        if not store.has(where["run"], where["seed"], where["point"], label, ref):
+            m = run_match(env, agent, ref_agent, jax.random.fold_in(key, k), g,
+                          params_a=params, names=(label, ref))
+            store.add(_row(m, **where, iteration=step, seconds=seconds))
+
+
 def run(spec: Comparison, out: str | pathlib.Path, *, runs: Optional[str | pathlib.Path] = None,
         progress: bool = True) -> dict:
     """Train and rate everything `spec` asks for that `out` doesn't hold yet; returns the
@@ -202,8 +234,6 @@ def run(spec: Comparison, out: str | pathlib.Path, *, runs: Optional[str | pathl
     Raises:
       ValueError: see `prepare`; a run's own errors (a bad override value) name the arm.
     """
-    from gomoku_jax.compare.report import analyze
-
     out = pathlib.Path(out)
     runs = pathlib.Path(runs) if runs is not None else out / RUNS_DIR
     env = prepare(spec, out)
@@ -215,42 +245,24 @@ def run(spec: Comparison, out: str | pathlib.Path, *, runs: Optional[str | pathl
     bar = progress_bar.bar(total=1 + len(pending) * len(targets), desc="compare", unit="point",
                            enabled=progress)
     key = jax.random.key(spec.seed)
-    pool_done = all(store.has(POOL, None, None, a, b) for i, (a, _) in enumerate(references)
-                    for b, _ in references[i + 1:])
-    if not pool_done and len(references) > 1:
-        bar.set_description("compare: references")
-        pool = run_tournament(env, references, jax.random.fold_in(key, 10**6), g)
-        for m in pool.matches:
-            if not store.has(POOL, None, None, m.agent_a, m.agent_b):
-                store.add(_row(m, run=POOL, seed=None, point=None))
-    bar.update(1)
     try:
+        bar.set_description("compare: references")
+        rate_pool(env, references, jax.random.fold_in(key, 10**6), g, store)
+        bar.update(1)
         for arm, seed in pending:
             config = spec.config(arm, seed)
             path = run_path(runs, arm, seed)
             for p, target in enumerate(targets, 1):
                 label = checkpoint_label(arm.name, seed, p)
-                if all(store.has(arm.name, seed, p, label, r) for r in spec.references):
-                    bar.update(1)
-                    continue
-                bar.set_description(f"compare: {arm.name} seed {seed} → point {p}")
-                try:
-                    step = reach(spec, config, path, target)
-                except ValueError as e:
-                    raise ValueError(f"arm {arm.name}, seed {seed}: {e}") from None
-                seconds = clock(read_records(path, step))
-                player = load_player(path, step)
-                agent = make_agent(spec.eval_agent, player).bind(env)
-                params = player.params_for(agent)
-                bar.set_description(f"compare: {arm.name} seed {seed} point {p} rating")
-                for k, (ref, ref_agent) in enumerate(references):
-                    if store.has(arm.name, seed, p, label, ref):
-                        continue
-                    m = run_match(env, agent, ref_agent,
-                                  jax.random.fold_in(jax.random.fold_in(key, p), k), g,
-                                  params_a=params, names=(label, ref))
-                    store.add(_row(m, run=arm.name, seed=seed, point=p, iteration=step,
-                                   seconds=seconds))
+                if not all(store.has(arm.name, seed, p, label, r) for r in spec.references):
+                    bar.set_description(f"compare: {arm.name} seed {seed} → point {p}")
+                    try:
+                        step = reach(spec, config, path, target)
+                    except ValueError as e:
+                        raise ValueError(f"arm {arm.name}, seed {seed}: {e}") from None
+                    bar.set_description(f"compare: {arm.name} seed {seed} point {p} rating")
+                    rate(spec, env, references, jax.random.fold_in(key, p), g, store,
+                         path, step, dict(run=arm.name, seed=seed, point=p))
                 bar.update(1)
     finally:
         bar.close()

@@ -147,3 +147,17 @@ def test_check_same_allows_new_arms_at_the_end(tmp_path):
         runner.check_same(more, saved, tmp_path)
     with pytest.raises(ValueError, match="seeds differ"):
         runner.check_same(saved, dict(saved, seeds=[1]), tmp_path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(eval_agent="mctss:evaluator=network"), "unknown agent 'mctss'"),
+    (dict(references=("random", "nope")), "nope"),
+    (dict(arms=(parse_arm("a: search.algorithm=nope"),)), "arm a"),
+])
+def test_bad_specs_fail_before_any_training(tmp_path, change, message):
+    fields = dict(preset="test", arms=(parse_arm("a:"),), seeds=(0,),
+                  budget=Budget("iterations", 1, 1), references=("random",),
+                  eval_agent="policy:evaluator=network")
+    with pytest.raises(ValueError, match=message):
+        runner.run(Comparison(**{**fields, **change}), tmp_path, progress=False)
+    assert not (tmp_path / "runs").exists()
