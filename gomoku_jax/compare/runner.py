@@ -33,7 +33,6 @@ from gomoku_jax.agents.registry import AGENTS
 from gomoku_jax.agents.specs import TRAINED, make_agent, parse_spec
 from gomoku_jax.compare.report import analyze
 from gomoku_jax.compare.spec import Arm, Comparison
-from gomoku_jax.compare.stats import Result
 from gomoku_jax.eval.arena import per_opening_colour, run_match
 from gomoku_jax.eval.tournament import run_tournament
 from gomoku_jax.players import load as load_player
@@ -105,9 +104,6 @@ class Store:
             f.write(json.dumps(row) + "\n")
         self.rows.append(row)
         self.done.add(self._key(row))
-
-    def results(self) -> list[Result]:
-        return [Result(r["a"], r["b"], r["wins"], r["draws"], r["losses"]) for r in self.rows]
 
 
 def _row(match: Any, **where: Any) -> dict:
