@@ -32,6 +32,7 @@ import json
 import pathlib
 from typing import Optional
 
+from gomoku_jax import progress
 from gomoku_jax.players.run_dir import run_algo
 from gomoku_jax.train import algorithms
 from gomoku_jax.train.config import RESUMABLE, override, resumable, valid_keys
@@ -61,7 +62,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                              "and arena (e.g. run.iterations=N extends a finished run)")
     parser.add_argument("--stop-after", type=int, metavar="N",
                         help="stop after N iterations in all (the run can be resumed later)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    progress.add_argument(parser)
     parser.add_argument("--list-keys", action="store_true",
                         help="print every settable key with its value in the preset, and exit")
     return parser

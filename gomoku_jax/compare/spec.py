@@ -167,12 +167,12 @@ class Comparison:
         config = override(self.base_config(), arm.overrides)
         if self.budget.kind == "iterations":
             iterations = int(self.budget.amount)
-            every = iterations  # the segments' ends are saved by the driver's stop
         else:
             iterations = self.max_iterations or config.run.iterations
-            every = iterations
+        # No periodic checkpoints: the driver saves where each segment stops.
         run = dataclasses.replace(config.run, seed=seed, iterations=iterations,
-                                  checkpoint_every=every, keep_checkpoints=self.budget.points)
+                                  checkpoint_every=iterations,
+                                  keep_checkpoints=self.budget.points)
         return dataclasses.replace(config, run=run,
                                    eval=dataclasses.replace(config.eval, every=0, opponents=()))
 
