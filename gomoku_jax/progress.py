@@ -16,6 +16,7 @@ its `--no-progress` flag.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Callable, Optional, TextIO
 
@@ -51,9 +52,14 @@ class _Silent:
         self.close()
 
 
+FORCE = "GOMOKU_JAX_FORCE_PROGRESS"  # "1": bars show on a pipe (gomoku-jax launch's)
+
+
 def shows(enabled: bool = True) -> bool:
-    """Whether a bar would show: `enabled` and stderr a terminal."""
-    return bool(enabled) and sys.stderr.isatty()
+    """Whether a bar would show: `enabled` and stderr a terminal (or the environment's
+    `GOMOKU_JAX_FORCE_PROGRESS=1`, which `gomoku-jax launch` sets for the process whose
+    output it forwards to a terminal)."""
+    return bool(enabled) and (sys.stderr.isatty() or os.environ.get(FORCE) == "1")
 
 
 def bar(total: Optional[float] = None, desc: str = "", unit: str = "it", initial: float = 0,

@@ -17,7 +17,7 @@ def test_help_lists_subcommands(capsys):
     assert e.value.code == 0
     out = capsys.readouterr().out
     names = ["bench", "demo", "pbrain", "arena", "tournament", "tactics", "play", "export",
-             "train", "compare"]
+             "train", "launch", "compare"]
     assert [name for name, *_ in cli.SUBCOMMANDS] == names
     for name, _, help_text, _ in cli.SUBCOMMANDS:
         assert name in out and help_text.split()[0] in out
@@ -46,6 +46,19 @@ def test_demo_plays_games(capsys):
     (["bench", "--batch-sizes", "4,x"], "--batch-sizes takes comma-separated positive"),
     (["bench", "--variants", "fast"], "--variants takes step and/or playout"),
     (["bench", "--references", "chess"], "--references takes openspiel, pgx or none"),
+    (["launch", "--processes", "2"], "give the command after --"),
+    (["launch", "--", "arena", "--a", "random"], "launch runs train as several processes, "
+                                                 "not 'arena'"),
+    (["launch", "--processes", "0", "--", "train"], "--processes must be >= 1"),
+    (["launch", "--cpu-devices", "0", "--", "train"], "--cpu-devices must be >= 1"),
+    (["launch", "--port", "70000", "--", "train"], "--port must be in 1..65535"),
+    (["train", "--preset", "test", "--coordinator", "127.0.0.1:1"],
+     "needs all of --coordinator, --num-processes, --process-id; missing --num-processes, "
+     "--process-id"),
+    (["train", "--preset", "test", "--coordinator", "host", "--num-processes", "2",
+      "--process-id", "0"], "--coordinator takes HOST:PORT"),
+    (["train", "--preset", "test", "--coordinator", "h:1", "--num-processes", "2",
+      "--process-id", "2"], "--process-id=2 must be < --num-processes=2"),
 ])
 def test_bad_flags_give_clear_errors(argv, message):
     with pytest.raises(SystemExit) as e:

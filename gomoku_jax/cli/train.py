@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
+import sys
 from typing import Optional
 
-from gomoku_jax import progress
+from gomoku_jax import distributed, progress
 from gomoku_jax.players.run_dir import run_algo
 from gomoku_jax.train import algorithms
 from gomoku_jax.train.config import RESUMABLE, override, resumable, valid_keys
@@ -63,6 +65,7 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     parser.add_argument("--stop-after", type=int, metavar="N",
                         help="stop after N iterations in all (the run can be resumed later)")
     progress.add_argument(parser)
+    distributed.add_arguments(parser)
     parser.add_argument("--list-keys", action="store_true",
                         help="print every settable key with its value in the preset, and exit")
     return parser
@@ -113,14 +116,31 @@ def main(args: argparse.Namespace) -> int:
         return 0
     if args.stop_after is not None and args.stop_after < 1:
         raise SystemExit(f"error: --stop-after must be >= 1, got {args.stop_after}")
+    try:
+        cluster = distributed.from_args(args)
+    except ValueError as e:
+        raise SystemExit(f"error: {e}")
+    import jax
+
     from gomoku_jax.train.arena import arena_table
-    from gomoku_jax.train.driver import train
+    from gomoku_jax.train.driver import ProcessLost, train
 
     try:
         summary = train(config, run_dir, progress=not args.no_progress,
                         stop_after=args.stop_after)
     except ValueError as e:
         raise SystemExit(f"error: {e}")
+    except ProcessLost as e:
+        # JAX's shutdown would wait for the lost process (its heartbeat timeout) and then
+        # abort: leave at once, the checkpoints are on disk
+        print(f"error: {e}", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(1)
+    if jax.process_index() != 0:  # process 0 reports for all
+        return 0
+    if cluster is not None:
+        print(f"{jax.process_count()} processes ({cluster.source}), {jax.device_count()} "
+              f"devices: {jax.devices()[0].device_kind} x {jax.device_count()}")
     if summary.get("already_finished"):
         print(f"{run_dir}: the run is already finished ({summary['iterations']} iterations); "
               f"nothing was changed. Extend it with: gomoku-jax train --run-dir {run_dir} "

@@ -11,6 +11,7 @@ the iteration of `previous`).
 
 from __future__ import annotations
 
+import os
 import pathlib
 from typing import Any, Optional
 
@@ -21,8 +22,11 @@ from gomoku_jax.players import run_dir as rd
 
 
 def save_config(run_dir: pathlib.Path, config: Any) -> None:
+    """config.json, replaced atomically (the other processes of a run may be reading it)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / rd.CONFIG_FILE).write_text(config.to_json())
+    tmp = run_dir / f".{rd.CONFIG_FILE}.tmp"
+    tmp.write_text(config.to_json())
+    os.replace(tmp, run_dir / rd.CONFIG_FILE)
 
 
 def save(mgr: ocp.CheckpointManager, step: int, trainer: Any, state: Any, previous: Any,
@@ -57,6 +61,8 @@ def restore(mgr: ocp.CheckpointManager, trainer: Any, step: Optional[int] = None
                             "this config's train state")
     player = players.player_class(trainer.config.player)
     abstract = player.abstract_variables(trainer.model)
-    dicts = rd.restore_item(mgr, step, "previous",
-                            rd.single_device(player.to_dicts(abstract)), where)
+    # placed as the trained network is (replicated over the run's devices, of every
+    # process), so that all processes save it alike
+    placed = player.to_dicts(trainer.network(trainer.abstract_state()))
+    dicts = rd.restore_item(mgr, step, "previous", placed, where)
     return state, player.from_dicts(abstract, dicts), int(meta.get("previous_iteration", step))

@@ -103,7 +103,7 @@ class EvalSection(Section):
 class RunSection(Section):
     """The run: `iterations` iterations from `seed`, checkpoints every `checkpoint_every`
     iterations (and at the end), the last `keep_checkpoints` kept; `devices`: how many
-    devices to shard over (0: all; a trainer that does not shard refuses more than 1)."""
+    devices to shard over (0: all, of every process of a multi-process run)."""
 
     iterations: PositiveInt = 100
     seed: NonNegativeInt = 0

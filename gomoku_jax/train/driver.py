@@ -12,12 +12,18 @@ same one). A run directory that already has checkpoints is resumed from the late
 with the metrics written after it dropped, so a killed run continues as if it had not
 stopped. A finished run is left as it is (its summary included) unless the config asks for
 more iterations: `--resume --set run.iterations=N` extends it (a resume may change only the
-keys in `config.RESUMABLE`). In a multi-process run only process 0 writes the config, the
-metrics and the summary; every process takes part in the checkpoint.
+keys in `config.RESUMABLE`).
+
+In a multi-process run (`gomoku_jax.distributed`) every process calls `train` with the same
+config; only process 0 writes the config, the metrics and the summary and plays the arena
+(on its own copy of the params), and every process takes part in each iteration and
+checkpoint. When one of those fails there, most likely because another process stopped,
+`ProcessLost` says so and how to resume.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pathlib
 import time
@@ -113,6 +119,37 @@ def copy_tree(tree: Any) -> Any:
     return jax.tree.map(jnp.copy, tree)
 
 
+class ProcessLost(RuntimeError):
+    """A multi-process run lost one of its processes."""
+
+
+def local_copy(tree: Any) -> Any:
+    """This process's copy of a replicated tree (on its first device), for what it
+    computes alone, such as the arena of process 0; `tree` itself on a single process."""
+    if jax.process_count() == 1:
+        return tree
+    return jax.tree.map(lambda x: x.addressable_data(0) if isinstance(x, jax.Array) else x,
+                        tree)
+
+
+@contextlib.contextmanager
+def collective(it: int, what: str):
+    """Around a step every process of a run takes together (an iteration, a checkpoint):
+    on several processes, an error there most likely means another process stopped, and
+    it becomes a `ProcessLost` that says so and how to resume."""
+    try:
+        yield
+    except Exception as e:
+        if jax.process_count() == 1:
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise ProcessLost(
+            f"process {jax.process_index()} of {jax.process_count()}: {what} of iteration "
+            f"{it} failed, most likely because another process stopped ({type(e).__name__}: "
+            f"{first[:300]}). Start every process again with the same command and --resume: "
+            f"the run continues from its last checkpoint") from e
+
+
 def check_run_dir(run_dir: pathlib.Path, config: Any) -> None:
     """ValueError unless `config` may run in `run_dir`: a new directory, the same config,
     or the same run with only resumable keys changed (`config.RESUMABLE`: e.g. extending
@@ -146,7 +183,10 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
       on_iteration: called with (iteration, metrics record) after each iteration.
       stop_when: called with (iteration, metrics record) after each iteration; True stops
         the run there, after a checkpoint, as `stop_after` does (e.g. a wall-clock budget).
+        On several processes it must answer the same on every one.
     Raises:
+      ProcessLost: on several processes, an iteration or a checkpoint failed (another
+        process stopped, most likely); the run resumes from its last checkpoint.
       ValueError: a run directory made with another algorithm or config (other than its
         resumable keys), a checkpoint of another env version, a bad opponent spec, or what
         the algorithm's trainer refuses (e.g. GMO's `data.replay_run`).
@@ -184,8 +224,9 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
         for it in range(start + 1, total + 1):
             compiling.take()
             t0 = time.perf_counter()
-            state, metrics = trainer.iteration(state, it - 1)
-            metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
+            with collective(it, "the iteration"):
+                state, metrics = trainer.iteration(state, it - 1)
+                metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
             seconds = time.perf_counter() - t0
             record = {"iteration": it, **metrics, **trainer.record(it - 1),
                       "seconds": seconds,
@@ -195,14 +236,17 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
             last = it == config.run.iterations
             if (config.eval.every and it % config.eval.every == 0) or last:
                 params = trainer.network(state)
-                arena = evaluate(trainer, params, previous, jax.random.fold_in(eval_key, it))
+                if primary:
+                    arena = evaluate(trainer, local_copy(params), local_copy(previous),
+                                     jax.random.fold_in(eval_key, it))
+                    record["arena"] = arena
                 previous, previous_iteration = copy_tree(params), it
-                record["arena"] = arena
                 record["previous_iteration"] = previous_iteration
             logger.log(record)
             stopping = stop_when is not None and stop_when(it, record)
             if it % config.run.checkpoint_every == 0 or last or it == total or stopping:
-                checkpoint.save(mgr, it, trainer, state, previous, previous_iteration)
+                with collective(it, "the checkpoint"):
+                    checkpoint.save(mgr, it, trainer, state, previous, previous_iteration)
             if on_iteration is not None:
                 on_iteration(it, record)
             post = {label: f"{metrics[key]:.3f}" for label, key in trainer.progress}

@@ -24,10 +24,11 @@ from flax import struct
 from gomoku_jax import players
 from gomoku_jax.players import run_dir as rd
 from gomoku_jax.train import checkpoint, driver, load_config, preset
-from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
+from gomoku_jax.train.alphazero.trainer import AlphaZero
 from gomoku_jax.train.arena import arena_table
 from gomoku_jax.train.config import override
 from gomoku_jax.train.driver import TIMING_KEYS
+from gomoku_jax.train.mesh import make_mesh
 
 # The session's shared run (conftest): the test preset without synthetic examples, 5
 # iterations, the arena every 2 (and at the end) against random and the previous network.
@@ -285,7 +286,8 @@ MULTI_DEVICE = textwrap.dedent("""
     compilation_cache.enable()
     from gomoku_jax.train import optim
     from gomoku_jax.train.alphazero import learner
-    from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
+    from gomoku_jax.train.alphazero.trainer import AlphaZero
+    from gomoku_jax.train.mesh import make_mesh
     from gomoku_jax.train.config import override
     from gomoku_jax.train import preset
 
@@ -361,12 +363,30 @@ MULTI_DEVICE = textwrap.dedent("""
                      "max_diff": float(np.max(np.abs(x - y))),
                      "near_zero": int(np.sum(np.abs(y) < 1e-7))}
                     for (p, x), (_, y) in zip(leaves(g[8]), leaves(g[1]))]
+
+    # GMO on 8 devices against 1: the games and batches sharded, the same iterations.
+    from gomoku_jax.train.gmo.trainer import GMOTrainer
+    gmo = {}
+    for devices in (8, 1):
+        trainer = GMOTrainer(override(preset("gmo_test"), [f"run.devices={devices}"]))
+        state = trainer.init()
+        history = []
+        for _ in range(2):
+            state, m = trainer.iteration(state)
+            history.append({k: float(v) for k, v in m.items()})
+        gmo[devices] = (history, jax.device_get(state.params),
+                        len(jax.tree.leaves(state.params)[0].sharding.device_set))
+    out["gmo"] = {"metrics_8": gmo[8][0], "metrics_1": gmo[1][0],
+                  "params_devices": gmo[8][2],
+                  "params_max_diff": max(float(np.max(np.abs(x - y))) for (_, x), (_, y)
+                                         in zip(leaves(gmo[8][1]), leaves(gmo[1][1])))}
     print("RESULT" + json.dumps(out))
 """)
 
 
 def test_eight_devices_match_one_device(tmp_path):
-    """8 CPU devices (the games and each training batch sharded, GSPMD) against 1.
+    """8 CPU devices (the games and each training batch sharded, GSPMD) against 1, for
+    AlphaZero and (at the end) GMO.
 
     Everything the two runs compute is compared: self-play, the replay buffer, keys and
     counters exactly; BatchNorm statistics, optimiser moments, buffer floats and params
@@ -409,6 +429,14 @@ def test_eight_devices_match_one_device(tmp_path):
     # the gradients themselves agree to float noise
     for r in out["grads"]:
         assert r["max_diff"] <= 1e-5 * max(r["max_abs"], 1e-3), r
+
+    # GMO's iteration, sharded the same way, agrees too
+    gmo = out["gmo"]
+    assert gmo["params_devices"] == 8
+    for m8, m1 in zip(gmo["metrics_8"], gmo["metrics_1"]):
+        for k in m8:
+            assert m8[k] == pytest.approx(m1[k], rel=1e-4, abs=1e-5), ("gmo", k)
+    assert gmo["params_max_diff"] <= 2 * preset("gmo_test").optim.learning_rate * 4
 
     errors = out["errors"]
     assert "selfplay.games=12 must be a multiple of the 8 devices" in errors["games"]

@@ -23,9 +23,10 @@ from gomoku_jax.players import run_dir as rd
 from gomoku_jax.train import checkpoint, override, replay
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
 from gomoku_jax.train.alphazero.replay_reader import load_replay
-from gomoku_jax.train.alphazero.trainer import AlphaZero, make_mesh
+from gomoku_jax.train.alphazero.trainer import AlphaZero
 from gomoku_jax.train.driver import TIMING_KEYS
 from gomoku_jax.train.gmo.trainer import GMOTrainer
+from gomoku_jax.train.mesh import make_mesh
 
 # The test's own independent reads of checkpoints give orbax no shardings: it says so.
 pytestmark = pytest.mark.filterwarnings("ignore:Sharding info not provided")

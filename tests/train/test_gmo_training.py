@@ -304,13 +304,13 @@ def test_configs_round_trip_and_list_their_keys(capsys):
     with pytest.raises(ValueError, match="unknown preset 'quick' of training algorithm 'gmo'"):
         train.preset("quick", "gmo")
     assert json.loads(TEST.to_json())["player"] == "gmo"
-    # one trainer per config; a restore target on the first device
-    assert train.trainer_for(TEST) is train.trainer_for(TEST)
-    first = jax.sharding.SingleDeviceSharding(jax.devices()[0])
-    assert all(x.sharding == first
-               for x in jax.tree.leaves(train.trainer_for(TEST).abstract_state()))
-    with pytest.raises(ValueError, match="GMO's trainer runs on one device"):
-        GMOTrainer(override(TEST, ["run.devices=2"]))
+    # one trainer per config; a restore target replicated over the run's devices
+    trainer = train.trainer_for(TEST)
+    assert trainer is train.trainer_for(TEST)
+    assert all(x.sharding == trainer.placement.replicated
+               for x in jax.tree.leaves(trainer.abstract_state()))
+    with pytest.raises(ValueError, match=r"run.devices=3 but only \d+ device"):
+        GMOTrainer(override(TEST, ["run.devices=3"]))
     selfplay = GMOTrainer(override(TEST, ["data.agent=self"]))  # the GMO being trained
     assert selfplay.self_play and selfplay.data_agent == selfplay.agent()
     with pytest.raises(ValueError, match="a 'alphazero' run's, not a 'gmo' run's"):

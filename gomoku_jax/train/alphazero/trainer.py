@@ -36,10 +36,7 @@ from typing import Any, Optional
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from flax import struct
-from jax.sharding import NamedSharding
-from jax.sharding import PartitionSpec as P
 
 from gomoku_jax.agents import evaluator_registry as evaluators
 from gomoku_jax.agents.search import SearchAgent
@@ -51,6 +48,7 @@ from gomoku_jax.train.alphazero import learner, selfplay
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
 from gomoku_jax.train.alphazero.presets import PRESETS
 from gomoku_jax.train.alphazero.samples import Sample, example, from_examples
+from gomoku_jax.train.mesh import Placement, make_mesh
 
 
 @struct.dataclass
@@ -82,16 +80,6 @@ def make_model(config: AlphaZeroConfig) -> PolicyValueModel:
     return PolicyValueModel.for_env(config.net, config.env())
 
 
-def make_mesh(num_devices: int = 0) -> jax.sharding.Mesh:
-    """A 1-D mesh, axis "data", over the first `num_devices` devices (0: all)."""
-    devices = jax.devices()
-    if num_devices > len(devices):
-        raise ValueError(f"run.devices={num_devices} but only {len(devices)} device(s) "
-                         f"are available")
-    chosen = np.asarray(devices[:num_devices or len(devices)])
-    return jax.sharding.Mesh(chosen, ("data",))
-
-
 class AlphaZero:
     """The static side of a run: config, model, optimiser, mesh and the compiled iteration."""
 
@@ -104,11 +92,9 @@ class AlphaZero:
         self.env = config.env()
         self.model = make_model(config)
         self.mesh = mesh if mesh is not None else make_mesh(config.run.devices)
-        d = self.mesh.devices.size
-        for name, value in (("selfplay.games", config.selfplay.games),
-                            ("optim.batch_size", config.optim.batch_size)):
-            if value % d:
-                raise ValueError(f"{name}={value} must be a multiple of the {d} devices")
+        placement = Placement(self.mesh)
+        placement.check_divides(selfplay__games=config.selfplay.games,
+                                optim__batch_size=config.optim.batch_size)
         if config.replay.synthetic_fraction > 0 and not self.env.has_synthetic_examples:
             raise ValueError(f"replay.synthetic_fraction={config.replay.synthetic_fraction} but "
                              f"game {self.env.id!r} generates no synthetic examples: set it "
@@ -120,8 +106,8 @@ class AlphaZero:
         self.bootstrap_evaluator = (
             evaluators.make(config.selfplay.bootstrap_evaluator, self.env)
             if config.selfplay.bootstrap_iterations else None)
-        self.replicated = NamedSharding(self.mesh, P())
-        self.data = NamedSharding(self.mesh, P("data"))
+        self.replicated, self.data = placement.replicated, placement.data
+        self._constrain = placement.constrain
 
     @property
     def sgd_unroll(self) -> int:
@@ -207,9 +193,6 @@ class AlphaZero:
                               in_shardings=(shardings,),
                               out_shardings=(shardings, self.replicated), donate_argnums=0)
                 for flag in (False, True)}
-
-    def _constrain(self, tree, sharding):
-        return jax.tree.map(lambda x: jax.lax.with_sharding_constraint(x, sharding), tree)
 
     def _iteration(self, state: TrainState, bootstrap: bool = False
                    ) -> tuple[TrainState, dict]:

@@ -26,7 +26,7 @@ observation and the move features are made.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -75,13 +75,16 @@ def example(env) -> GMOSample:
 
 
 def play_games(env, agent, params: Any, key: jax.Array, num_games: int,
-               random_plies: int = 0, epsilon: float = 0.0
+               random_plies: int = 0, epsilon: float = 0.0,
+               shard: Callable[[Any], Any] = lambda tree: tree
                ) -> tuple[GMOSample, jax.Array, DataStats]:
     """Play `num_games` games to the end with `agent` (bound to `env`) on both sides.
 
     Args:
       params: the agent's params (None for agents without).
       random_plies, epsilon: random legal moves instead of the agent's (module doc).
+      shard: applied to the B games' states (inside jit: a sharding constraint that splits
+        the games over the run's devices).
     Returns:
       (samples with leaves [L * B, ...] (ply-major, L = env.max_game_length), valid
        bool[L * B]: the plies that were played, DataStats).
@@ -89,8 +92,8 @@ def play_games(env, agent, params: Any, key: jax.Array, num_games: int,
     agent = agent.bind(env)
     length, b = env.max_game_length, num_games
     k_init, k_agent, k_play = jax.random.split(key, 3)
-    states = jax.vmap(env.init)(jax.random.split(k_init, b))
-    agent_states = jax.vmap(agent.init)(jax.random.split(k_agent, b))
+    states = shard(jax.vmap(env.init)(jax.random.split(k_init, b)))
+    agent_states = shard(jax.vmap(agent.init)(jax.random.split(k_agent, b)))
     first = states.current_player
 
     def blank(x):

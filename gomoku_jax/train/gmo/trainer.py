@@ -34,12 +34,12 @@ from gomoku_jax.agents.gmo import GMOAgent
 from gomoku_jax.agents.specs import make_agent
 from gomoku_jax.nets.gmo import GMOModel, MoveFeatures
 from gomoku_jax.players.gmo import gmo_agent
-from gomoku_jax.players.run_dir import single_device
 from gomoku_jax.train import augment, optim, replay
 from gomoku_jax.train.alphazero.replay_reader import load_replay
 from gomoku_jax.train.gmo import data as gmo_data
 from gomoku_jax.train.gmo.config import SELF, GMOTrainConfig
 from gomoku_jax.train.gmo.presets import PRESETS
+from gomoku_jax.train.mesh import Placement, make_mesh
 
 
 @struct.dataclass
@@ -103,10 +103,11 @@ class GMOTrainer:
     progress = (("nll", "loss"), ("mse", "value_mse"))
 
     def __init__(self, config: GMOTrainConfig):
-        if config.run.devices > 1:
-            raise ValueError(f"run.devices={config.run.devices}: GMO's trainer runs on one "
-                             f"device; set run.devices=1 (or 0)")
         self.config = config
+        self.mesh = make_mesh(config.run.devices)
+        self.placement = Placement(self.mesh)
+        self.placement.check_divides(data__games=config.data.games,
+                                     optim__batch_size=config.optim.batch_size)
         self.env = config.env()
         self.model = GMOModel.for_env(config.gmo, self.env)
         self.self_play = config.data.agent == SELF
@@ -142,20 +143,24 @@ class GMOTrainer:
             key=jax.random.key_data(k_run), iteration=jnp.int32(0), sgd_steps=jnp.int32(0))
 
     def abstract_state(self) -> GMOTrainState:
-        """Shapes, dtypes and (the first device's) sharding of a GMOTrainState (a restore
-        target)."""
-        return single_device(jax.eval_shape(self._fresh, jax.random.key(0)))
+        """Shapes, dtypes and shardings (replicated over the run's devices) of a
+        GMOTrainState (a restore target)."""
+        return jax.tree.map(
+            lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=self.placement.replicated),
+            jax.eval_shape(self._fresh, jax.random.key(0)))
 
     def init(self, seed: Optional[int] = None) -> GMOTrainState:
-        """A fresh run's state from `seed` (default `run.seed`), committed to the default
-        device as a restored checkpoint is (so both hit the same compiled iteration); with
+        """A fresh run's state from `seed` (default `run.seed`), replicated over the run's
+        devices as a restored checkpoint is (so both hit the same compiled iteration); with
         `data.replay_run`, its buffer holds that run's positions (`replay_samples`, read
         first: its errors come before anything is computed)."""
         seed = self.config.run.seed if seed is None else seed
         source = self.replay_samples() if self.config.data.replay_run else None
-        state = jax.device_put(self._jitted_fresh(jax.random.key(seed)), jax.devices()[0])
+        state = self._jitted_fresh(jax.random.key(seed))
         if source is not None:
-            state = state.replace(buffer=_jitted_add(state.buffer, *source))
+            # every process read the same run: its copy becomes the global replicated array
+            source = jax.device_put(jax.device_get(source), self.placement.replicated)
+            state = state.replace(buffer=self._jitted_add(state.buffer, *source))
         return state
 
     def replay_samples(self) -> tuple[gmo_data.GMOSample, jax.Array]:
@@ -173,7 +178,7 @@ class GMOTrainer:
         what = f"data.replay_run {cfg.data.replay_run}"
         try:
             source, run_config, _, where = load_replay(cfg.data.replay_run,
-                                                       device=jax.devices()[0])
+                                                       device=jax.local_devices()[0])
         except ValueError as e:
             raise ValueError(f"{what}: {e}") from None
         ours, theirs = cfg.to_dict()["game"], run_config.to_dict()["game"]
@@ -207,11 +212,21 @@ class GMOTrainer:
 
     @functools.cached_property
     def jitted_iteration(self):
-        return jax.jit(self._iteration, donate_argnums=0)
+        shardings = self.state_shardings()
+        return jax.jit(self._iteration, in_shardings=(shardings,),
+                       out_shardings=(shardings, self.placement.replicated), donate_argnums=0)
 
     @functools.cached_property
     def _jitted_fresh(self):
-        return jax.jit(self._fresh)
+        return jax.jit(self._fresh, out_shardings=self.state_shardings())
+
+    @functools.cached_property
+    def _jitted_add(self):
+        return jax.jit(replay.add, out_shardings=self.placement.replicated)
+
+    def state_shardings(self) -> GMOTrainState:
+        """Every leaf replicated (the games and batches are sharded inside the iteration)."""
+        return jax.tree.map(lambda s: s.sharding, self.abstract_state())
 
     def _iteration(self, state: GMOTrainState) -> tuple[GMOTrainState, dict]:
         cfg = self.config
@@ -223,7 +238,8 @@ class GMOTrainer:
         else:
             samples, valid, stats = gmo_data.play_games(
                 self.env, self.data_agent, state.params if self.self_play else None, k_data,
-                cfg.data.games, cfg.data.random_plies, cfg.data.epsilon)
+                cfg.data.games, cfg.data.random_plies, cfg.data.epsilon,
+                shard=lambda tree: self.placement.constrain(tree, self.placement.data))
             buffer = replay.add(state.buffer, samples, valid)
         ready = buffer.size >= cfg.replay.min_size
         (params, opt_state), (parts, grad_norm) = self.sgd_steps(
@@ -269,6 +285,7 @@ class GMOTrainer:
         symmetry when `optim.augment`."""
         k_buf, k_aug = jax.random.split(key)
         batch = replay.sample(buffer, k_buf, self.config.optim.batch_size)
+        batch = self.placement.constrain(batch, self.placement.data)
         return augment.augment(self.env, batch, k_aug) if self.config.optim.augment \
             else batch
 
@@ -291,4 +308,3 @@ class GMOTrainer:
 
 
 _jitted_from_alphazero = jax.jit(gmo_data.from_alphazero)
-_jitted_add = jax.jit(replay.add)
