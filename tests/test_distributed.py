@@ -1,6 +1,6 @@
 """Where a multi-process run's settings come from (`gomoku_jax.distributed`), and how
 `gomoku-jax launch` starts, prefixes and stops its processes (`gomoku_jax.cli.launch`).
-The multi-process training itself: tests/train/test_distributed.py."""
+The multi-process training itself: tests/train/test_multiprocess.py."""
 
 from __future__ import annotations
 
