@@ -106,6 +106,7 @@ def forward(stream: IO[bytes], prefix: bytes, out: IO[bytes], lock: threading.Lo
 
 
 def describe(code: int) -> str:
+    """A process's return code in words: 'exit status 1', 'killed by SIGKILL'."""
     if code < 0:
         try:
             return f"killed by {signal.Signals(-code).name}"
