@@ -51,13 +51,13 @@ class Placement:
     def size(self) -> int:
         return self.mesh.devices.size
 
-    def check_divides(self, **values: int) -> None:
-        """ValueError unless every `name=value` (dots as `__`) is a multiple of the
-        number of devices."""
+    def check_divides(self, values: dict[str, int]) -> None:
+        """ValueError unless every value of {config key: value} is a multiple of the number
+        of devices."""
         for name, value in values.items():
             if value % self.size:
-                raise ValueError(f"{name.replace('__', '.')}={value} must be a multiple of "
-                                 f"the {self.size} devices")
+                raise ValueError(f"{name}={value} must be a multiple of the {self.size} "
+                                 f"devices")
 
     @staticmethod
     def constrain(tree: Any, sharding: NamedSharding) -> Any:

@@ -93,8 +93,8 @@ class AlphaZero:
         self.model = make_model(config)
         self.mesh = mesh if mesh is not None else make_mesh(config.run.devices)
         placement = Placement(self.mesh)
-        placement.check_divides(selfplay__games=config.selfplay.games,
-                                optim__batch_size=config.optim.batch_size)
+        placement.check_divides({"selfplay.games": config.selfplay.games,
+                                 "optim.batch_size": config.optim.batch_size})
         if config.replay.synthetic_fraction > 0 and not self.env.has_synthetic_examples:
             raise ValueError(f"replay.synthetic_fraction={config.replay.synthetic_fraction} but "
                              f"game {self.env.id!r} generates no synthetic examples: set it "

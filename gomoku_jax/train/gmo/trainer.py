@@ -106,8 +106,8 @@ class GMOTrainer:
         self.config = config
         self.mesh = make_mesh(config.run.devices)
         self.placement = Placement(self.mesh)
-        self.placement.check_divides(data__games=config.data.games,
-                                     optim__batch_size=config.optim.batch_size)
+        self.placement.check_divides({"data.games": config.data.games,
+                                      "optim.batch_size": config.optim.batch_size})
         self.env = config.env()
         self.model = GMOModel.for_env(config.gmo, self.env)
         self.self_play = config.data.agent == SELF
