@@ -33,9 +33,9 @@ class FauxGoHeuristicAgent(FauxGoHeuristicConfig, Agent):
 
     def act(self, params, agent_state, state, key):
         action, policy, _ = choose(self, analyse(self, state), key)
-        black, white = scores(state.board, state.owner, state.config.komi)
+        black, white = scores(state.board, state.owner, state.komi)
         margin = jnp.where(state.color > 0, black - white, white - black)
-        value = jnp.tanh(margin / state.config.board_size)
+        value = jnp.tanh(margin / state.board.shape[-1])
         return action, agent_state, {"policy": policy, "value": value.astype(jnp.float32)}
 
     def act_batch(self, params, agent_states, states, keys):

@@ -1,31 +1,33 @@
-"""Static configuration of a Faux Go game: board size and komi."""
+"""Configuration of a Faux Go game: board size (static) and komi (the initial state's)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Annotated
 
-from gomoku_jax.configs import Bounds, FiniteFloat
+from gomoku_jax.configs import Bounds
 from gomoku_jax.games.protocol import GameSpec
 
 MIN_BOARD_SIZE, MAX_BOARD_SIZE = 5, 19
+MAX_KOMI = 1000.0  # |komi| at most: far beyond any score (N^2 <= 361), exact in float32
 NUM_PLANES = 5  # own stones, opponent stones, own enclosures, opponent enclosures, colour
 
 
 @dataclasses.dataclass(frozen=True)
 class FauxGoConfig(GameSpec):
-    """Everything static about a Faux Go game; hashable (a static `jit` argument) and
-    JSON-serialisable.
+    """A Faux Go game; hashable (a static `jit` argument) and JSON-serialisable.
 
     Attributes:
       board_size: N, the board is N x N (5..19, default 9).
-      komi: added to white's score at the end (default 0; a float, any sign).
+      komi: added to white's score at the end (default 0; a float in [-1000, 1000]). `init`
+        puts it in the state's `komi` leaf, and the rules read it there: compiled code
+        depends on the board size only, so one compilation plays every komi.
     """
 
     id = "fauxgo"
 
     board_size: Annotated[int, Bounds(MIN_BOARD_SIZE, MAX_BOARD_SIZE)] = 9
-    komi: FiniteFloat = 0.0
+    komi: Annotated[float, Bounds(-MAX_KOMI, MAX_KOMI)] = 0.0
 
     @property
     def num_cells(self) -> int:

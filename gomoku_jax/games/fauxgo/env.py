@@ -89,5 +89,5 @@ class FauxGo(BoardEnv):
                                     black_player=black_player)
 
     def scores(self, state: State) -> jax.Array:
-        """float32[2]: (black, white) scores of a position (komi included)."""
-        return rules.scores(state.board, state.owner, self.config.komi)
+        """float32[2]: (black, white) scores of a position (the state's komi included)."""
+        return rules.scores(state.board, state.owner, state.komi)

@@ -13,7 +13,7 @@ def from_board(config: FauxGoConfig, board, owner=None, to_move: int = BLACK, *,
                black_player: int = 0) -> State:
     """A live State for a position: `board` int[N, N] (+1 black, -1 white, 0 empty),
     `owner` int[N, N] (the enclosure owner of empty cells, default none), `to_move` +1 / -1.
-    Counters start at zero (ply, passes, captures).
+    Counters start at zero (ply, passes, captures); komi is `config.komi`.
 
     Raises:
       ValueError: a wrong shape, a value outside {-1, 0, 1}, an owner under a stone, a bad
@@ -38,4 +38,5 @@ def from_board(config: FauxGoConfig, board, owner=None, to_move: int = BLACK, *,
         color=jnp.int8(to_move), black_player=jnp.int32(black_player), passes=jnp.int32(0),
         ply=jnp.int32(0), captures=jnp.zeros((2,), jnp.int32), last_action=jnp.int32(-1),
         winner=jnp.int8(0), rewards=jnp.zeros((2,), jnp.float32),
-        terminated=jnp.bool_(False), truncated=jnp.bool_(False), config=config)
+        terminated=jnp.bool_(False), truncated=jnp.bool_(False),
+        komi=jnp.float32(config.komi))

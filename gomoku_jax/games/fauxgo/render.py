@@ -15,11 +15,13 @@ def _host(state, index: int):
     """(board int8[N, N], owner int8[N, N], colour, last action, komi) of one state."""
     board, owner = np.asarray(state.board), np.asarray(state.owner)
     color, last = np.asarray(state.color), np.asarray(state.last_action)
+    komi = np.asarray(state.komi)
     if board.ndim > 2:
         board = board.reshape(-1, *board.shape[-2:])[index]
         owner = owner.reshape(-1, *owner.shape[-2:])[index]
         color, last = color.reshape(-1)[index], last.reshape(-1)[index]
-    return board, owner, int(color), int(last), state.config.komi
+        komi = komi.reshape(-1)[index]
+    return board, owner, int(color), int(last), float(komi)
 
 
 def to_text(state, index: int = 0) -> str:

@@ -10,7 +10,7 @@ The rules (version "v1"; docs/games/fauxgo.md has them in full):
   O stones, an empty pocket, becomes P's too: a fort). Then every sealed region of P that holds
   P stones is captured the same way by O (a self-sealing move).
 - Two passes in a row, or 2 N^2 plies, end the game; each colour scores its stones plus the
-  empty cells it owns (komi to white); the higher score wins.
+  empty cells it owns (komi, the state's `komi` leaf, to white); the higher score wins.
 
 Regions are found by flooding on row bitboards: each row of a cell set is one int32 (bit c
 for column c), so growing a set to its 4-neighbours is two shifts and two row offsets on N
@@ -134,25 +134,27 @@ def resolve(board: jax.Array, owner: jax.Array, mover: jax.Array
     return board.astype(jnp.int8), owner.astype(jnp.int8), captured, lost
 
 
-def scores(board: jax.Array, owner: jax.Array, komi: float) -> jax.Array:
-    """float32[2]: (black, white) scores, stones on the board plus owned empty cells, komi to
-    white."""
+def scores(board: jax.Array, owner: jax.Array, komi: jax.Array) -> jax.Array:
+    """float32[2]: (black, white) scores, stones on the board plus owned empty cells, komi
+    (float32[], a state's `komi`) to white."""
     def of(color):
         return jnp.sum((board == color) | ((board == EMPTY) & (owner == color)),
                        dtype=jnp.int32).astype(jnp.float32)
 
-    return jnp.stack([of(BLACK), of(-BLACK) + komi])
+    return jnp.stack([of(BLACK), of(-BLACK) + jnp.asarray(komi, jnp.float32)])
 
 
 def initial_state(config: FauxGoConfig, black_player: jax.Array) -> State:
-    """The empty board, black to move; `black_player` int32[] is black's player id."""
+    """The empty board of `config`, black to move, its komi; `black_player` int32[] is
+    black's player id."""
     n = config.board_size
     return State(
         board=jnp.zeros((n, n), jnp.int8), owner=jnp.zeros((n, n), jnp.int8),
         color=jnp.int8(BLACK), black_player=jnp.asarray(black_player, jnp.int32),
         passes=jnp.int32(0), ply=jnp.int32(0), captures=jnp.zeros((2,), jnp.int32),
         last_action=jnp.int32(-1), winner=jnp.int8(0), rewards=jnp.zeros((2,), jnp.float32),
-        terminated=jnp.bool_(False), truncated=jnp.bool_(False), config=config)
+        terminated=jnp.bool_(False), truncated=jnp.bool_(False),
+        komi=jnp.float32(config.komi))
 
 
 def init(config: FauxGoConfig, key: jax.Array) -> State:
@@ -171,7 +173,7 @@ def step(state: State, action: jax.Array) -> State:
     - The second pass in a row, or the move reaching 2 N^2 plies, ends the game: the higher
       score gets +1 and the other -1 (0 each for equal scores).
     """
-    cfg = state.config
+    cfg = FauxGoConfig(board_size=state.board.shape[-1])  # the geometry; komi is the state's
     n2 = cfg.num_cells
     action = jnp.asarray(action, jnp.int32)
     color = state.color
@@ -195,7 +197,7 @@ def step(state: State, action: jax.Array) -> State:
     passes = jnp.where(live & legal, jnp.where(is_pass, state.passes + 1, 0), state.passes)
     ply = state.ply + (live & legal).astype(jnp.int32)
     scored = live & legal & ((passes >= 2) | (ply >= cfg.max_plies))
-    black, white = scores(board, owner, cfg.komi)
+    black, white = scores(board, owner, state.komi)
     result = jnp.sign(black - white).astype(jnp.int8)  # +1 black ahead, -1 white, 0 equal
     winner = jnp.where(scored, result, jnp.where(illegal, -color, state.winner)).astype(jnp.int8)
 

@@ -6,8 +6,6 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from gomoku_jax.games.fauxgo.config import FauxGoConfig
-
 BLACK, WHITE, EMPTY = 1, -1, 0
 
 
@@ -29,7 +27,11 @@ class State:
       winner: int8[], +1 black won, -1 white won, 0 none yet or a draw.
       rewards: float32[2], by player id, of the step that produced this state.
       terminated: bool[]; truncated: bool[], always False (the ply cap scores the game).
-      config: the static `FauxGoConfig` (pytree metadata).
+      komi: float32[], added to white's score (`init` sets it from `FauxGoConfig.komi`).
+
+    A state carries no static metadata: the board size is its arrays' shape and komi is a
+    leaf, so one compiled step, search or agent serves every komi (`state.replace(komi=k)`
+    changes a game's komi without a new compilation).
     """
 
     board: jax.Array
@@ -44,7 +46,7 @@ class State:
     rewards: jax.Array
     terminated: jax.Array
     truncated: jax.Array
-    config: FauxGoConfig = struct.field(pytree_node=False, default=FauxGoConfig())
+    komi: jax.Array
 
     @property
     def current_player(self) -> jax.Array:

@@ -74,3 +74,21 @@ def test_fauxgo_heuristic_draws_among_the_references_best_moves_in_chunks():
 def test_fauxgo_heuristic_is_refused_on_gomoku():
     with pytest.raises(ValueError, match="plays \\['fauxgo'\\]"):
         agents.make("fauxgo_heuristic").bind(gomoku_jax.make("gomoku", board_size=9))
+
+
+def test_the_heuristic_ai_reads_the_states_komi_through_one_compilation():
+    """Its value (tanh of the score margin / N, komi included) follows the state's komi
+    leaf; the jitted act is traced once for every komi."""
+    agent = agents.make("fauxgo_heuristic").bind(ENV)
+    traces = []
+
+    def act(state, key):
+        traces.append(None)
+        return agent.act(None, agent.init(key), state, key)
+
+    act = jax.jit(act)
+    state = ENV.from_board(np.zeros((5, 5))).replace(color=jnp.int8(-1))  # white to move
+    values = [float(act(state.replace(komi=jnp.float32(k)), jax.random.key(0))[2]["value"])
+              for k in (0.0, 2.5, -2.5)]
+    assert values == pytest.approx([0.0, np.tanh(2.5 / 5), np.tanh(-2.5 / 5)], abs=1e-6)
+    assert len(traces) == 1

@@ -123,6 +123,30 @@ def test_two_passes_end_the_game_by_score():
         assert int(s.winner) == winner and s.rewards.tolist() == [winner, -winner]
 
 
+def test_komi_is_a_traced_leaf_one_compiled_step_scores_every_komi():
+    """Komi is the state's float32[] leaf (set by `init` from the config), not part of the
+    compiled program: one jitted step, traced once, decides the same position three ways."""
+    traces = []
+
+    def counted(state, action):
+        traces.append(None)  # runs once per trace
+        return ENV5.step(state, action)
+
+    step = jax.jit(counted)
+    s = play(ENV5, [(2, 2), "pass"])  # one black stone; white's pass ends the game
+    for komi, winner in ((0.5, BLACK), (1.5, WHITE), (1.0, 0)):
+        end = step(s.replace(komi=jnp.float32(komi)), jnp.int32(ENV5.pass_action))
+        assert bool(end.terminated) and int(end.winner) == winner, komi
+        assert ENV5.scores(end).tolist() == [1.0, komi]
+    assert len(traces) == 1
+    for komi in (0.0, -2.5, 7.5):
+        state = gomoku_jax.make("fauxgo", board_size=5, komi=komi).init(jax.random.key(0))
+        assert state.komi.dtype == jnp.float32 and float(state.komi) == komi
+        assert jax.tree.structure(state) == jax.tree.structure(ENV5.init(jax.random.key(0)))
+    assert float(ENV5.from_board(np.zeros((5, 5))).komi) == 0.0
+    assert "white 3.5" in ENV5.to_text(s.replace(komi=jnp.float32(3.5)))
+
+
 def test_a_placement_between_passes_resets_the_count():
     s = play(ENV5, ["pass", (1, 1), "pass"])
     assert not bool(s.terminated) and int(s.passes) == 1
@@ -164,7 +188,8 @@ def test_from_board_refuses_bad_positions(kwargs, message):
 @pytest.mark.parametrize("options, message", [
     (dict(board_size=4), "board_size must be an int in 5..19"),
     (dict(board_size=20), "board_size must be an int in 5..19"),
-    (dict(komi=float("nan")), "komi must be a finite number"),
+    (dict(komi=float("nan")), r"komi must be in \[-1000, 1000\]"),
+    (dict(komi=1e308), r"komi must be in \[-1000, 1000\]"),  # float32 would make it inf
     (dict(komi="lots"), "field 'komi' takes a float, got 'lots'"),
 ])
 def test_make_refuses_bad_options(options, message):
