@@ -21,6 +21,7 @@ store's own worker thread.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import math
@@ -58,19 +59,31 @@ def game_options(default_gomoku_size: int = 15) -> dict:
     }
 
 
+async def read_capped(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The request's body; ApiError(413) as soon as it is declared or read past `limit`
+    bytes (a chunked body with no Content-Length is read no further than that)."""
+    too_big = ApiError(413, f"the body is larger than {limit} bytes")
+    declared = request.headers.get("content-length", "").strip()
+    if declared.isdigit() and int(declared) > limit:
+        raise too_big
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > limit:
+            raise too_big
+    return bytes(raw)
+
+
 async def _body(request: Request) -> dict:
     """The request's JSON object; ApiError(400/413) for anything else."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise ApiError(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
-    raw = await request.body()
-    if len(raw) > MAX_BODY_BYTES:
-        raise ApiError(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
+    raw = await read_capped(request)
     if not raw.strip():
         return {}
     try:
         body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except RecursionError:
+        raise ApiError(400, "the body's JSON is nested too deeply") from None
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError, int digit limits
         raise ApiError(400, f"the body is not valid JSON: {e}") from None
     if not isinstance(body, dict):
         raise ApiError(400, f"the body must be a JSON object, got {type(body).__name__}")
@@ -145,8 +158,16 @@ def create_app(store: SessionStore, *, default_game: str = DEFAULT_GAME) -> Star
 
     async def new_game(request: Request):
         game, options, colour = new_game_request(await _body(request))
-        return JSONResponse(await run_in_threadpool(store.new, game, options, colour),
-                            status_code=201)
+        while True:
+            out = await run_in_threadpool(store.open, game, options, colour)
+            if isinstance(out, dict):
+                return JSONResponse(out, status_code=201)
+            # The config's game functions are compiling: wait without holding a thread
+            # (shielded: a client that goes away must not cancel the seat's future).
+            try:
+                await asyncio.shield(asyncio.wrap_future(out))
+            except Exception as e:
+                raise ApiError(500, f"compiling this game config failed: {e!r}") from None
 
     async def get_game(request: Request):
         return JSONResponse(await run_in_threadpool(store.get, request.path_params["game_id"]))
@@ -169,7 +190,8 @@ def create_app(store: SessionStore, *, default_game: str = DEFAULT_GAME) -> Star
         return JSONResponse({"deleted": game_id})
 
     async def api_error(request: Request, exc: ApiError):
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return JSONResponse({"error": exc.message}, status_code=exc.status,
+                            headers=exc.headers)
 
     async def http_error(request: Request, exc: HTTPException):
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
@@ -192,6 +214,8 @@ def create_app(store: SessionStore, *, default_game: str = DEFAULT_GAME) -> Star
         yield
         store.close()
 
-    return Starlette(routes=routes, lifespan=lifespan,
-                     exception_handlers={ApiError: api_error, HTTPException: http_error,
-                                         Exception: server_error})
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={ApiError: api_error, HTTPException: http_error,
+                                        Exception: server_error})
+    app.router.redirect_slashes = False  # /api/games/ is a JSON 404, not a redirect
+    return app

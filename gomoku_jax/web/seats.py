@@ -4,6 +4,7 @@
     book = AgentBook(agent="mcts:num_simulations=64")   # mcts wherever it can play
     book = AgentBook(checkpoint="runs/quick")           # the run's network on its game
     seat = book.seat("gomoku", {"board_size": 15})      # -> Seat(env, spec, player)
+    choice = book.choose("fauxgo", {"komi": 2.5})       # the seat's key, and komi 2.5
 
 The agent of a game config, first that applies:
 
@@ -17,16 +18,27 @@ The agent of a game config, first that applies:
    (`fauxgo_heuristic`): the strongest the project measured.
 
 Gomoku is played as `OpeningGomoku` (its search prior follows pbrain's opening rule).
-One `TimedPlayer` per game config, compiled once (by the AI's worker thread, see
-`sessions`) and kept while at most `max_players` configs are live (least recently used
-dropped first), so a new game on a board played before compiles nothing.
+A seat is one compiled game config: its game's `init`, `step` and `scores` and its
+`TimedPlayer`, compiled once by `Seat.compile` (on the store's compile thread, see
+`sessions`) and shared by every game on that config. Options that are leaves of the game's
+state rather than part of the compiled program (`TRACED`: Faux Go's komi) are not part of
+the config: one seat plays every komi, and each game's initial state carries its own
+(`Choice.start`). The book keeps at most `max_players` seats; a new one evicts the least
+recently used seat that no live game uses (`add`), and is refused (`SeatsFull`) when
+every seat is in use.
 """
 
 from __future__ import annotations
 
 import collections
+import concurrent.futures
+import dataclasses
+import functools
 import threading
-from typing import Any, NamedTuple, Optional
+from typing import Any, Callable, Collection, NamedTuple, Optional
+
+import jax
+import numpy as np
 
 from gomoku_jax import agents, games
 from gomoku_jax.agents.base import Agent
@@ -42,13 +54,93 @@ from gomoku_jax.players.defaults import PLAYABLE, same_game
 # (the rest, e.g. Gomoku's observation planes, are the network's or the game's defaults).
 SHIPPED = "trained (shipped network)"
 
+# Options that are leaves of the game's state (set on a game's initial state), not part of
+# its compiled program: a seat serves every value.
+TRACED = {"fauxgo": ("komi",)}
 
-class Seat(NamedTuple):
-    """The AI of one game config: the env it plays, its spec (for people) and its player."""
+
+@functools.lru_cache(maxsize=32)
+def compiled_game(env: Env) -> tuple[Callable, Callable]:
+    """(jit(env.init), jit(env.step)) of `env`, shared by every seat and game on it."""
+    return jax.jit(env.init), jax.jit(env.step)
+
+
+@functools.lru_cache(maxsize=32)
+def compiled_scores(env: Env) -> Optional[Callable]:
+    """jit(env.scores), or None for a game without scores."""
+    return jax.jit(env.scores) if hasattr(env, "scores") else None
+
+
+class SeatsFull(Exception):
+    """A new game config needs a seat and every seat the book keeps is in use."""
+
+
+class Seat:
+    """The AI of one game config and its compiled functions.
+
+    Attributes:
+      env: the game (its traced options at their defaults); spec: the agent, for people;
+      player: its `TimedPlayer`.
+      init, step, scores: `jax.jit` of the env's (`compiled_game`, `compiled_scores`;
+        scores None for a game without them).
+      game_ready: a Future, done when `compile` has compiled init, step and scores.
+      job: the Future of `compile` on the compile thread (None: not submitted).
+    """
+
+    def __init__(self, env: Env, spec: str, player: TimedPlayer):
+        self.env, self.spec, self.player = env, spec, player
+        self.init, self.step = compiled_game(env)
+        self.scores = compiled_scores(env)
+        self.game_ready: concurrent.futures.Future = concurrent.futures.Future()
+        self.job: Optional[concurrent.futures.Future] = None
+
+    def __repr__(self) -> str:
+        return f"Seat({self.env.id} {self.config_text()}, {self.spec})"
+
+    def config_text(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in dataclasses.asdict(self.env.spec).items()
+                         if k in PLAYABLE.get(self.env.id, ()) and k not in
+                         TRACED.get(self.env.id, ()))
+
+    def compile(self, key: jax.Array) -> None:
+        """Compile the game's functions (then `game_ready` is done), then the player (its
+        warm calls timed). Blocks for seconds: the store runs it on its compile thread."""
+        try:
+            state = self.init(key)
+            jax.block_until_ready(self.step(state, np.int32(0)))
+            if self.scores is not None:
+                jax.block_until_ready(self.scores(state))
+        except BaseException as e:
+            self.game_ready.set_exception(e)
+            raise
+        self.game_ready.set_result(None)
+        self.player.prepare(self.env, key)
+
+    def ready(self) -> bool:
+        """Whether the game and the player are compiled."""
+        job = self.job
+        return job is not None and job.done() and not job.cancelled() and job.exception() is None
+
+
+class Choice(NamedTuple):
+    """What plays a game config: the env (traced options at their defaults), the agent's
+    spec text, the agent, its params, and the game's values of the traced options."""
 
     env: Env
     spec: str
-    player: TimedPlayer
+    agent: Agent
+    params: Any
+    traced: dict
+
+    @property
+    def key(self) -> tuple:
+        return (self.env, self.spec)
+
+    def start(self, state: Any) -> Any:
+        """A new game's initial (host) state with this game's traced options set (the
+        state's leaf keeps its dtype and shape, so compiled code is reused)."""
+        return state.replace(**{k: np.asarray(v, np.asarray(getattr(state, k)).dtype)
+                                for k, v in self.traced.items()})
 
 
 def game_spec(game: str, options: dict[str, Any]):
@@ -97,7 +189,7 @@ class AgentBook:
             raise ValueError(f"a step ({step}) needs a checkpoint")
         self.budget_s = ms_per_move / 1000.0
         self.max_players = max_players
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._players: collections.OrderedDict = collections.OrderedDict()
         self._network = None  # the checkpoint's, else (loaded on first use) the shipped one
         self._network_agent: Optional[Agent] = None  # what plays the network's game
@@ -130,24 +222,35 @@ class AgentBook:
 
     def default_spec(self, game: str, options: Optional[dict] = None) -> str:
         """The spec text of the agent that plays `game` with `options`."""
-        spec = game_spec(game, options or {})
-        with self._lock:
-            return self._choose(spec)[1]
+        return self.choose(game, options or {}).spec
 
-    def _choose(self, spec) -> tuple[Env, str, Agent, Any]:
-        """(env, spec text, agent, params) for a game spec; see the module docstring."""
+    def choose(self, game: str, options: dict[str, Any]) -> Choice:
+        """What plays `game` with `options` (validated; loads the shipped network on the
+        first Gomoku game). Changes no seat.
+
+        Raises:
+          ValueError: an unknown game or option, or a bad value.
+        """
+        spec = game_spec(game, options)
+        with self._lock:
+            return self._choose(spec)
+
+    def _choose(self, spec) -> Choice:
+        """The `Choice` for a game spec; see the module docstring."""
         if self._network is None and self._shipped and spec.id == "gomoku":
             self._load_shipped()  # once, on the first Gomoku game
+        traced = {k: getattr(spec, k) for k in TRACED.get(spec.id, ())}
         network = self._network
         if network is not None and same_game(network.game_spec, spec):
             agent = self._network_agent
-            return (with_opening_rule(network.env), self._network_label, agent,
-                    network.params_for(agent))
-        env = with_opening_rule(games.from_spec(spec))
+            return Choice(with_opening_rule(network.env), self._network_label, agent,
+                          network.params_for(agent), traced)
+        defaults = {f.name: f.default for f in dataclasses.fields(spec) if f.name in traced}
+        env = with_opening_rule(games.from_spec(dataclasses.replace(spec, **defaults)))
         if self._agent is not None and self._plays(self._agent, env):
-            return env, self._agent_spec, self._agent, None
+            return Choice(env, self._agent_spec, self._agent, None, traced)
         name = default_agent_spec(spec)  # `trained` only on the shipped network's game
-        return env, name, agents.make(name), None
+        return Choice(env, name, agents.make(name), None, traced)
 
     def _load_shipped(self) -> None:
         self._network = default_network()
@@ -162,20 +265,54 @@ class AgentBook:
         return True
 
     def seat(self, game: str, options: dict[str, Any]) -> Seat:
-        """The AI of a game config (its player uncompiled until first used).
+        """The seat of a game config (made, uncompiled, when new; evicting the least
+        recently used seat beyond `max_players`).
 
         Raises:
           ValueError: an unknown game or option, or a bad value.
         """
-        spec = game_spec(game, options)
+        choice = self.choose(game, options)
+        return self.lookup(choice) or self.add(choice)
+
+    def make_seat(self, choice: Choice) -> Seat:
+        """A new seat for `choice` (the hook tests override)."""
+        return Seat(choice.env, choice.spec, TimedPlayer(choice.agent, choice.params))
+
+    def lookup(self, choice: Choice) -> Optional[Seat]:
+        """The seat of `choice` if the book keeps one (then the most recently used)."""
         with self._lock:
-            env, label, agent, params = self._choose(spec)
-            key = (env, label)
-            if key in self._players:
-                self._players.move_to_end(key)
-                return self._players[key]
-            seat = Seat(env, label, TimedPlayer(agent, params))
-            self._players[key] = seat
-            while len(self._players) > self.max_players:
-                self._players.popitem(last=False)
+            seat = self._players.get(choice.key)
+            if seat is not None:
+                self._players.move_to_end(choice.key)
             return seat
+
+    def add(self, choice: Choice, in_use: Collection[Seat] = ()) -> Seat:
+        """A new seat for `choice`, evicting least recently used seats not in `in_use` to
+        keep at most `max_players`.
+
+        Raises:
+          SeatsFull: the book is full and every seat is in `in_use` (nothing changed).
+        """
+        with self._lock:
+            if choice.key in self._players:
+                return self._players[choice.key]
+            free = [k for k, s in self._players.items() if s not in in_use]
+            excess = len(self._players) + 1 - self.max_players
+            if excess > len(free):
+                raise SeatsFull(f"this server keeps {self.max_players} compiled game "
+                                f"config(s) and live games use them all: {self.seats()}")
+            for k in free[:max(excess, 0)]:
+                del self._players[k]
+            seat = self._players[choice.key] = self.make_seat(choice)
+            return seat
+
+    def forget(self, seat: Seat) -> None:
+        """Drop `seat` (e.g. its compile failed: the next game on its config tries again)."""
+        with self._lock:
+            for k in [k for k, s in self._players.items() if s is seat]:
+                del self._players[k]
+
+    def seats(self) -> list[str]:
+        """The configs of the seats kept, in words (least recently used first)."""
+        with self._lock:
+            return [f"{s.env.id} ({s.config_text()})" for s in self._players.values()]

@@ -3,16 +3,15 @@
 Board games of the platform share the state fields read here: `board` int8[N, N] (+1
 black, -1 white, 0 empty), `color` int8[] (the colour to move), `winner` int8[] (+1, -1,
 0), `terminated`, `truncated`, `legal_action_mask` bool[A], `last_action` int32[];
-Faux Go's states add `owner` int8[N, N] and `captures` int32[2], and its env `scores`.
+Faux Go's states add `owner` int8[N, N] and `captures` int32[2], and its env `scores`
+(which the caller passes compiled).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-from typing import Any, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
-import jax
 import numpy as np
 
 from gomoku_jax.games.protocol import Env
@@ -63,17 +62,6 @@ def policy_of(info: dict, action: int, num_actions: int) -> np.ndarray:
     return p
 
 
-@functools.lru_cache(maxsize=32)
-def _scores(env: Env):
-    return jax.jit(env.scores)
-
-
-def warm(env: Env, state: Any) -> None:
-    """Compile what a view of `env` computes (before a lock is taken)."""
-    if hasattr(env, "scores"):
-        _scores(env)(state)
-
-
 def _rounded(values: np.ndarray) -> list:
     return [round(float(v), 4) for v in values]
 
@@ -86,12 +74,14 @@ def result_text(winner: int, human: int) -> str:
 
 
 def game_view(game_id: str, env: Env, state: Any, human: int, moves: list, ai: AiInfo,
-              agent: str, *, your_turn: bool) -> dict:
-    """The JSON-ready view of one game (host state)."""
+              agent: str, *, your_turn: bool, config: Optional[dict] = None,
+              scores: Optional[Callable] = None) -> dict:
+    """The JSON-ready view of one game (host state): `config` the game's config (default
+    the env's), `scores` the compiled `env.scores` (None: the game has no scores)."""
     board = np.asarray(state.board)
     over = bool(state.terminated) or bool(state.truncated)
     winner = int(state.winner)
-    config = dataclasses.asdict(env.config)
+    config = dataclasses.asdict(env.config) if config is None else config
     view = {
         "id": game_id,
         "game": env.id,
@@ -121,8 +111,8 @@ def game_view(game_id: str, env: Env, state: Any, human: int, moves: list, ai: A
             "simulations": ai.simulations,
         },
     }
-    if hasattr(env, "scores"):
-        black, white = (float(x) for x in np.asarray(_scores(env)(state)))
+    if scores is not None:
+        black, white = (float(x) for x in np.asarray(scores(state)))
         view["scores"] = {"black": black, "white": white}
     if hasattr(state, "captures"):
         black, white = (int(x) for x in np.asarray(state.captures))

@@ -351,9 +351,8 @@ class AlwaysZero(Agent):
 
 
 class BrokenBook(AgentBook):
-    def seat(self, game, options):
-        spec = super().seat(game, options)
-        return Seat(spec.env, "always_zero", TimedPlayer(AlwaysZero()))
+    def make_seat(self, choice):
+        return Seat(choice.env, "always_zero", TimedPlayer(AlwaysZero()))
 
 
 def test_the_ai_never_plays_an_illegal_move():
