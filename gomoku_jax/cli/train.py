@@ -123,13 +123,18 @@ def main(args: argparse.Namespace) -> int:
     import jax
 
     from gomoku_jax.train.arena import arena_table
+    from gomoku_jax.train.checkpoint import CheckpointError
     from gomoku_jax.train.driver import ProcessLost, train
+    from gomoku_jax.train.finite import NonFiniteError
 
     try:
         summary = train(config, run_dir, progress=not args.no_progress,
                         stop_after=args.stop_after)
-    except ValueError as e:
+    except (ValueError, NonFiniteError, CheckpointError) as e:
         raise SystemExit(f"error: {e}")
+    except OSError as e:  # a full disk while writing the metrics or the config
+        raise SystemExit(f"error: {run_dir}: {e}; the run stopped, its checkpoints are "
+                         f"intact: resume it with --resume once the cause is fixed")
     except ProcessLost as e:
         # JAX's shutdown would wait for the lost process (its heartbeat timeout) and then
         # abort: leave at once, the checkpoints are on disk

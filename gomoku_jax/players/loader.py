@@ -48,7 +48,9 @@ def load(path: str | pathlib.Path, step: Optional[int] = None) -> Player:
       step: which checkpoint (default: the one `path` names, else the latest).
     Raises:
       ValueError: a path that is not a run, a run without checkpoints, a missing step, a
-        checkpoint that does not fit its config or was made for another env version.
+        corrupt checkpoint (its network or meta files differ from its integrity.json: the
+        message names the step and the file), a checkpoint that does not fit its config or
+        was made for another env version.
     """
     if step is not None:
         step = configs.check_int("step", step, 0)

@@ -10,6 +10,10 @@ plays (pbrain, the web UI, export, tactics, the arena) finds its network in it.
         previous/        the network of the last evaluation (the arena's "previous")
         meta/            JSON: the env's id, version and config, the package version, the
                          iteration of `previous`
+        integrity.json   the size and SHA-256 of every other file of the step, written once
+                         orbax has finished the step; a step is checked against it before it
+                         is read (`verify_step`), and a step without one (older runs) is read
+                         unchecked
 
 `algo` names the training algorithm (`gomoku_jax.train.ALGORITHMS`) and `player` the kind of
 network its checkpoints hold (`gomoku_jax.players.PLAYERS`); a run written before they were
@@ -19,7 +23,9 @@ same names (`gomoku_jax.train.checkpoint`).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import pathlib
 from typing import Any, Optional
 
@@ -37,6 +43,7 @@ SUMMARY_FILE = "summary.json"
 CHECKPOINT_DIR = "checkpoints"
 ITEMS = ("state", "network", "previous", "meta")
 ALGO_KEY, PLAYER_KEY = "algo", "player"
+MANIFEST_FILE = "integrity.json"
 # What a config.json without the tags holds (every run before they were written).
 LEGACY_ALGO, LEGACY_PLAYERS = "alphazero", {"gmo": "gmo"}
 DEFAULT_PLAYER = "policy_value"
@@ -118,14 +125,18 @@ def locate(path: pathlib.Path) -> tuple[pathlib.Path, Optional[int]]:
                      f"{CHECKPOINT_DIR}/ directory or a step directory inside it")
 
 
-def manager(run_dir: pathlib.Path, keep: int = 3, *, read_only: bool = False
-            ) -> ocp.CheckpointManager:
-    """The run's CheckpointManager (synchronous saves, `keep` most recent steps)."""
+def manager(run_dir: pathlib.Path, keep: int = 3, *, read_only: bool = False,
+            handler_registry: Any = None) -> ocp.CheckpointManager:
+    """The run's CheckpointManager (synchronous saves, `keep` most recent steps); with a
+    `handler_registry` (the training writer's), its items' handlers come from there."""
     options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=not read_only,
                                            read_only=read_only,
                                            enable_async_checkpointing=False)
-    return ocp.CheckpointManager(pathlib.Path(run_dir).absolute() / CHECKPOINT_DIR,
-                                 options=options, item_names=ITEMS)
+    directory = pathlib.Path(run_dir).absolute() / CHECKPOINT_DIR
+    if handler_registry is not None:
+        return ocp.CheckpointManager(directory, options=options,
+                                     handler_registry=handler_registry)
+    return ocp.CheckpointManager(directory, options=options, item_names=ITEMS)
 
 
 def has_checkpoints(run_dir: pathlib.Path) -> bool:
@@ -222,14 +233,16 @@ def restore_item(mgr: ocp.CheckpointManager, step: int, item: str, target: Any,
         raise ValueError(f"{message}: {e}") from None
 
 
-def open_step(run_dir: pathlib.Path, step: Optional[int], env
+def open_step(run_dir: pathlib.Path, step: Optional[int], env,
+              items: tuple[str, ...] = ("meta", "network")
               ) -> tuple[ocp.CheckpointManager, int, str]:
-    """(read-only manager, step, "checkpoint S in DIR") for reading checkpoint `step`
-    (default: the latest) of a run of `env`, any kind of run.
+    """(read-only manager, step, "checkpoint S in DIR") for reading the `items` of
+    checkpoint `step` (default: the latest) of a run of `env`, any kind of run, checked
+    against the step's integrity.json first (`verify_step`).
 
     Raises:
-      ValueError: no checkpoints, a missing step, or a checkpoint of another env or env
-        version.
+      ValueError: no checkpoints, a missing step, a corrupt one (naming the file), or a
+        checkpoint of another env or env version.
     """
     mgr = manager(run_dir, read_only=True)
     step = mgr.latest_step() if step is None else step
@@ -238,8 +251,75 @@ def open_step(run_dir: pathlib.Path, step: Optional[int], env
     if step not in mgr.all_steps():
         raise ValueError(f"{run_dir} has no checkpoint {step}; it has {sorted(mgr.all_steps())}")
     where = f"checkpoint {step} in {run_dir}"
+    verify_step(pathlib.Path(mgr.directory) / str(step), items, where)
     check_env(read_meta(mgr, step), env, where)
     return mgr, int(step), where
+
+
+def _sha256(path: pathlib.Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def manifest(directory: pathlib.Path) -> dict:
+    """{relative path: {"size": bytes, "sha256": hex}} of every file under a step
+    directory but the manifest itself."""
+    directory = pathlib.Path(directory)
+    return {path.relative_to(directory).as_posix(): {"size": path.stat().st_size,
+                                                     "sha256": _sha256(path)}
+            for path in sorted(directory.rglob("*"))
+            if path.is_file() and not path.name.lstrip(".").startswith(MANIFEST_FILE)}
+
+
+def write_manifest(directory: pathlib.Path) -> None:
+    """Write `directory`'s integrity.json (through a temporary file and a rename, so that
+    it is either whole or absent), flushed to disk."""
+    directory = pathlib.Path(directory)
+    files = manifest(directory)
+    tmp = directory / f".{MANIFEST_FILE}.tmp"
+    with tmp.open("w") as f:
+        json.dump({"files": files}, f, indent=0)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, directory / MANIFEST_FILE)
+
+
+def verify_step(directory: pathlib.Path, items: Optional[tuple[str, ...]] = None,
+                where: Optional[str] = None) -> bool:
+    """Check a step directory against its integrity.json: True when it has one and every
+    file it lists (of `items` only, when given: the item directories a reader opens) has
+    its size and SHA-256; False for a step without one (written before manifests were, or
+    killed between orbax finishing it and the manifest). ValueError naming the step and
+    the first bad file otherwise: a checkpoint cut short or changed on disk, which orbax
+    would often load without a word."""
+    directory = pathlib.Path(directory)
+    where = where or f"checkpoint {directory.name} in {directory.parent.parent}"
+    path = directory / MANIFEST_FILE
+    if not path.exists():
+        return False
+    try:
+        files = json.loads(path.read_text())["files"]
+        files = {str(name): (int(v["size"]), str(v["sha256"])) for name, v in files.items()}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError,
+            ValueError, AttributeError) as e:
+        raise ValueError(f"{where} is corrupt: its {MANIFEST_FILE} is unreadable "
+                         f"({type(e).__name__}: {e})") from None
+    for name, (size, digest) in files.items():
+        if items is not None and name.split("/")[0] not in items:
+            continue
+        file = directory / name
+        if not file.is_file():
+            raise ValueError(f"{where} is corrupt: {name} is missing")
+        if file.stat().st_size != size:
+            raise ValueError(f"{where} is corrupt: {name} has {file.stat().st_size} bytes, "
+                             f"{size} were written")
+        if _sha256(file) != digest:
+            raise ValueError(f"{where} is corrupt: {name} differs from what was written "
+                             f"(its SHA-256 does not match {MANIFEST_FILE})")
+    return True
 
 
 def read_summary(run_dir: pathlib.Path) -> Optional[dict]:

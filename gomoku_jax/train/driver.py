@@ -8,10 +8,19 @@ installed), saves an orbax checkpoint every `run.checkpoint_every` iterations an
 arena every `eval.every` iterations and at the end: the trained agent at full strength
 against each opponent in `eval.opponents` ("previous" is the agent with the params of the
 evaluation before, or the initial ones; checkpoints keep them, so a resumed run meets the
-same one). A run directory that already has checkpoints is resumed from the latest one,
-with the metrics written after it dropped, so a killed run continues as if it had not
-stopped. A finished run is left as it is (its summary included) unless the config asks for
-more iterations: `--resume --set run.iterations=N` extends it (a resume may change only the
+same one). A run directory that already has checkpoints is resumed from the latest one
+that passes its integrity check (`checkpoint.resume_step`; newer, corrupt ones are set
+aside, saying so on stderr), with the metrics written after it dropped, so a killed run
+continues as if it had not stopped.
+
+Faults (docs/training.md, "Faults"): one process trains in a run directory at a time
+(`lock.run_lock`); an iteration with a NaN or an Inf in its metrics or params stops the
+run before anything of it is written (`finite.NonFiniteError`); a checkpoint that cannot
+be written stops it with the earlier ones intact (`checkpoint.CheckpointError`).
+`failpoints` makes each of these happen on purpose, for tests.
+
+A finished run is left as it is (its summary included) unless the config asks for more
+iterations: `--resume --set run.iterations=N` extends it (a resume may change only the
 keys in `config.RESUMABLE`).
 
 In a multi-process run (`gomoku_jax.distributed`) every process calls `train` with the same
@@ -25,19 +34,23 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import pathlib
+import sys
 import time
 from typing import Any, Callable, Optional
 
 import jax
 import jax.numpy as jnp
+import orbax.checkpoint as ocp
 
 from gomoku_jax import progress as progress_bar
 from gomoku_jax.players import run_dir as rd
-from gomoku_jax.train import checkpoint
+from gomoku_jax.train import checkpoint, failpoints, finite
 from gomoku_jax.train.algorithms import load_config
 from gomoku_jax.train.arena import evaluate, validate_opponents
 from gomoku_jax.train.config import RESUMABLE, resumable_changes
+from gomoku_jax.train.lock import run_lock
 from gomoku_jax.train.trainer import trainer_for
 
 # The wall-clock fields of a metrics record: everything else is the same when a run is
@@ -64,7 +77,10 @@ class RunLogger:
                     continue  # a line cut short by a kill
                 if record.get("iteration", 0) <= start:
                     kept.append(line)
-        self.path.write_text("".join(line + "\n" for line in kept))
+        # through a new file and a rename: a kill or a full disk here keeps the old one
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        tmp.write_text("".join(line + "\n" for line in kept))
+        os.replace(tmp, self.path)
         try:
             from tensorboardX import SummaryWriter
 
@@ -85,7 +101,12 @@ class RunLogger:
 
     def close(self) -> None:
         if self.board is not None:
-            self.board.close()
+            try:
+                self.board.close()
+            except OSError as e:  # a full disk: metrics.jsonl is the record, and an error
+                # in flight (the checkpoint's, say) must not be masked by this one
+                print(f"[train] warning: TensorBoard events not flushed: {e}",
+                      file=sys.stderr, flush=True)
 
 
 class CompileTimer:
@@ -188,8 +209,14 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
       ProcessLost: on several processes, an iteration or a checkpoint failed (another
         process stopped, most likely); the run resumes from its last checkpoint.
       ValueError: a run directory made with another algorithm or config (other than its
-        resumable keys), a checkpoint of another env version, a bad opponent spec, or what
-        the algorithm's trainer refuses (e.g. GMO's `data.replay_run`).
+        resumable keys), a checkpoint of another env version, a bad opponent spec, what
+        the algorithm's trainer refuses (e.g. GMO's `data.replay_run`), no checkpoint
+        that passes its integrity check, or (`lock.RunDirBusy`) another process training
+        in `run_dir`.
+      finite.NonFiniteError: an iteration's metrics or params hold a NaN or an Inf; its
+        metrics line and checkpoint are not written.
+      checkpoint.CheckpointError: a checkpoint could not be written (a full disk); the
+        earlier ones are intact.
     """
     t_start = time.perf_counter()
     run_dir = pathlib.Path(run_dir)
@@ -198,17 +225,53 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
     trainer = trainer_for(config)
     # A fresh run's state first: its errors come before anything is written.
     state = None if rd.has_checkpoints(run_dir) else trainer.init(config.run.seed)
-    mgr = rd.manager(run_dir, config.run.keep_checkpoints)
-    if state is None:
-        state, previous, previous_iteration = checkpoint.restore(mgr, trainer)
-    else:
-        previous, previous_iteration = copy_tree(trainer.network(state)), 0
+    primary = jax.process_index() == 0
+    # process 0 holds the lock for all: the others share the directory legitimately
+    with run_lock(run_dir) if primary else contextlib.nullcontext():
+        return _run(config, run_dir, trainer, state, primary, t_start, progress=progress,
+                    stop_after=stop_after, on_iteration=on_iteration, stop_when=stop_when)
+
+
+def _say(message: str) -> None:
+    print(f"[train] {message}", file=sys.stderr, flush=True)
+
+
+def _open(config: Any, run_dir: pathlib.Path, trainer: Any, state: Any, primary: bool
+          ) -> tuple[Any, Any, Any, int, Optional[int]]:
+    """(checkpoint writer, state, previous network, its iteration, step resumed from or
+    None) of a fresh run (`state` given) or of a resume from the newest checkpoint that
+    passes its integrity check; the steps that fail it are set aside and what a killed
+    save left is removed first (process 0), so orbax neither skips nor deletes around
+    them."""
+    say = _say if primary else (lambda message: None)
+    step, bad = (None, []) if state is not None else checkpoint.resume_step(run_dir, say)
+    if state is None and step is None:
+        raise ValueError(f"no checkpoint in {run_dir / rd.CHECKPOINT_DIR} passes its "
+                         f"integrity check ({', '.join(map(str, bad))} are corrupt): nothing "
+                         f"to resume; move that directory away to start the run again")
+    if primary:
+        checkpoint.set_aside(run_dir, bad, say)
+        checkpoint.clean_partial(run_dir / rd.CHECKPOINT_DIR)
+    if jax.process_count() > 1:
+        ocp.multihost.sync_global_processes("gomoku_jax_train_open")
+    mgr = checkpoint.writer(run_dir, config.run.keep_checkpoints)
+    if state is not None:
+        return mgr, state, copy_tree(trainer.network(state)), 0, None
+    state, previous, previous_iteration = checkpoint.restore(mgr, trainer, step)
+    return mgr, state, previous, previous_iteration, step
+
+
+def _run(config: Any, run_dir: pathlib.Path, trainer: Any, state: Any, primary: bool,
+         t_start: float, *, progress: bool, stop_after: Optional[int],
+         on_iteration: Optional[Callable[[int, dict], None]],
+         stop_when: Optional[Callable[[int, dict], bool]]) -> dict:
+    mgr, state, previous, previous_iteration, saved = _open(config, run_dir, trainer, state,
+                                                            primary)
     start = int(state.iteration)
     if start >= config.run.iterations:
         summary = rd.read_summary(run_dir) or {"arena": {}, "iterations": start,
                                                "finished": True}
         return {**summary, "already_finished": True}
-    primary = jax.process_index() == 0
     if primary:
         checkpoint.save_config(run_dir, config)
     logger = RunLogger(run_dir, start, primary)
@@ -226,7 +289,17 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
             t0 = time.perf_counter()
             with collective(it, "the iteration"):
                 state, metrics = trainer.iteration(state, it - 1)
-                metrics = {k: float(v) for k, v in jax.device_get(metrics).items()}
+                failpoints.hit("iteration", it)
+                if failpoints.hit("params", it) == "nan":
+                    state = finite.poison(state)
+                # this process's copy of the (replicated) params: a program of its own,
+                # with no collective for every process to join
+                metrics, params_finite = jax.device_get(
+                    (metrics, finite.all_finite(local_copy(trainer.network(state)))))
+                metrics = {k: float(v) for k, v in metrics.items()}
+            if failpoints.hit("loss", it) == "nan":
+                metrics["loss"] = float("nan")
+            finite.check(it, metrics, bool(params_finite), saved, run_dir)
             seconds = time.perf_counter() - t0
             record = {"iteration": it, **metrics, **trainer.record(it - 1),
                       "seconds": seconds,
@@ -246,7 +319,10 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
             stopping = stop_when is not None and stop_when(it, record)
             if it % config.run.checkpoint_every == 0 or last or it == total or stopping:
                 with collective(it, "the checkpoint"):
-                    checkpoint.save(mgr, it, trainer, state, previous, previous_iteration)
+                    checkpoint.save(mgr, it, trainer, state, previous, previous_iteration,
+                                    primary)
+                saved = it
+                failpoints.hit("checkpoint_done", it)
             if on_iteration is not None:
                 on_iteration(it, record)
             post = {label: f"{metrics[key]:.3f}" for label, key in trainer.progress}

@@ -41,7 +41,8 @@ def load_replay(path: str | pathlib.Path, step: Optional[int] = None,
         raise ValueError(f"{run_dir / rd.CONFIG_FILE}: not a valid alphazero run config: "
                          f"{e}") from None
     env = config.env()
-    mgr, step, where = rd.open_step(run_dir, step if step is not None else named, env)
+    mgr, step, where = rd.open_step(run_dir, step if step is not None else named, env,
+                                 items=("meta", "state"))
     shapes = jax.eval_shape(lambda: replay.init(example(env), config.replay.capacity))
     target = {"buffer": rd.single_device(shapes, device)}
     rd.check_saved(pathlib.Path(mgr.directory) / str(step) / "state", target,
