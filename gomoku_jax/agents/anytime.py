@@ -15,7 +15,14 @@ How a move runs (`move`):
    position not in the tree starts an empty one. The agent's threat search runs too
    (`SearchAgent.forcing_moves`, Gomoku's VCF): a forced win found there is played at
    once, and the refutations of the opponent's restrict the root of every chunk. One
-   compiled call (`start`), timed and predicted like a chunk.
+   compiled call (`start`). The threat search's time depends on the position (a few ms
+   on a quiet board, its whole node budget on a sharp one: 0.3-0.4 s for Gomoku's 512
+   nodes on a loaded 2-core CPU), and nothing can stop it once it runs, so it is predicted
+   by the *longest* it took so far (x `safety`): when that does not fit the budget, the
+   move starts without it (a second compiled call: the reroot alone, every legal move at
+   the root). So a sharp position can overrun a short budget once, the first time the
+   threat search meets one, and not again: a move whose budget is shorter than that
+   worst time searches without the threat search.
 2. **Chunks.** The agent's search (`agent.search.search(..., tree=tree)`) runs `chunk`
    simulations (default: the agent's `num_simulations`) per compiled call, each call
    continuing the tree of the one before, or `small_chunk` simulations (default chunk / 8,
@@ -36,7 +43,8 @@ How a move runs (`move`):
 `budget_s=None` (no clock known) runs exactly one chunk: the agent's `num_simulations`.
 
 Tree size: `capacity(env)` nodes = min(`max_nodes`, `max_tree_bytes` / the bytes of one
-node (`search.base.tree_bytes`: 24 x A + the state's bytes)), at least `chunk + 1`
+node (`search.base.tree_bytes`: 24 x A + the state's bytes), rounded down to a power of two
+plus one), at least `chunk + 1`
 (`small_chunk + 1` when memory is that short). Up to about three trees of that size are
 alive during a move (the kept tree, the rerooted one, XLA's temporaries), so a caller
 with a process memory limit passes a fraction of it (pbrain: a quarter of INFO
@@ -51,6 +59,7 @@ new game on the same board (RESTART) compiles nothing.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from typing import Any, Callable, NamedTuple, Optional
@@ -83,8 +92,11 @@ def supports(agent: Any) -> bool:
     return isinstance(agent, SearchAgent) and agent.search.loop == "gomoku_jax"
 
 
+@functools.lru_cache(maxsize=256)
 def node_bytes(env) -> int:
-    """Bytes of one tree node for `env` (`tree_bytes` of one node: 24 x A + a state)."""
+    """Bytes of one tree node for `env` (`tree_bytes` of one node: 24 x A + a state).
+    Cached per game: `capacity` needs it on every move under a memory limit, and tracing
+    `env.init` took 10-30 ms a call (twice a move, on the clock)."""
     shapes = jax.eval_shape(env.init, jax.random.key(0))
     state = sum(math.prod(x.shape) * np.dtype(x.dtype).itemsize
                 for x in jax.tree.leaves(shapes))
@@ -103,6 +115,7 @@ class AnytimeMove(NamedTuple):
     chunks: tuple[int, ...]  # simulations of each chunk run, in order
     seconds: float  # wall time of the whole move
     predicted_s: float  # the time the move was predicted to take when it stopped
+    threats: bool = True  # whether the threat search ran (False: it would not fit)
 
 
 @dataclasses.dataclass
@@ -110,10 +123,11 @@ class _Compiled:
     capacity: int
     treedef: Any
     fresh: Callable
-    start: Callable
+    start: Callable  # the reroot and the threat search
+    plain_start: Callable  # the reroot alone (the threat search's move when it won't fit)
     pick: Callable
     chunks: dict[int, Callable]
-    estimates: dict[Any, float]  # chunk size (or "start") -> seconds
+    estimates: dict[Any, float]  # chunk size, "start" (its longest), "plain_start" -> s
 
 
 class AnytimeSearch:
@@ -166,7 +180,10 @@ class AnytimeSearch:
         """Nodes of the tree for `env` under `max_nodes` and `max_tree_bytes`."""
         nodes = self.max_nodes
         if self.max_tree_bytes:
-            nodes = min(nodes, self.max_tree_bytes // node_bytes(env))
+            # A power of two (plus one) of nodes: each capacity compiles anew and stays
+            # compiled, so changing memory limits must map to a few capacities, not one each.
+            fits = self.max_tree_bytes // node_bytes(env)
+            nodes = min(nodes, fits if fits < 3 else 2 ** ((fits - 1).bit_length() - 1) + 1)
         return max(nodes, min(self.chunk + 1, self.max_nodes), self.small_chunk + 1)
 
     def set_max_tree_bytes(self, max_tree_bytes: int) -> None:
@@ -205,11 +222,11 @@ class AnytimeSearch:
             blank = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), one)
             return tree_loop.empty_tree(blank, capacity, env.num_actions)
 
-        def start(tree, states):
+        def start(tree, states, threats=True):
             node = jax.vmap(reuse.find_node)(tree, states)
             tree = jax.vmap(reuse.reroot, in_axes=(0, 0, None))(
                 tree, node, capacity - self.small_chunk)
-            win, root_mask = agent.forcing_moves(states)
+            win, root_mask = agent.forcing_moves(states) if threats else (None, None)
             if win is None:
                 win, root_mask = jnp.full((1,), -1, jnp.int32), states.legal_action_mask
             return tree, win[0], root_mask, tree_loop.used_nodes(tree)[0]
@@ -227,8 +244,11 @@ class AnytimeSearch:
                         tree_loop.used_nodes(tree)[0])
             return jax.jit(run, donate_argnums=(1,))
 
+        full = jax.jit(start)
+        plain = full if not getattr(agent, "threat_search", 0) else jax.jit(
+            lambda tree, states: start(tree, states, threats=False))
         return _Compiled(capacity, jax.tree.structure(jax.eval_shape(fresh)), jax.jit(fresh),
-                         jax.jit(start), jax.jit(pick),
+                         full, plain, jax.jit(pick),
                          {s: make_chunk(s) for s in self.sizes()}, {})
 
     def prepare(self, env, key: jax.Array) -> dict:
@@ -240,6 +260,10 @@ class AnytimeSearch:
         c = self._build(env, capacity)
         states = jax.tree.map(lambda x: x[None], env.init(key))
         for timed in (False, True):  # compile, then time warm calls
+            t0 = self._clock()
+            self._call("start", c.plain_start, c.fresh(), states)
+            if timed:
+                c.estimates["plain_start"] = self._clock() - t0
             tree = c.fresh()
             t0 = self._clock()
             tree, _, root_mask, used = self._call("start", c.start, tree, states)
@@ -295,14 +319,21 @@ class AnytimeSearch:
         states = jax.tree.map(lambda x: jnp.asarray(x)[None], state)
         last: dict = {}
         t = self._clock()
-        tree, win, root_mask, used = self._call("start", c.start, tree, states)
-        self._measured(c, "start", self._clock() - t, last)
+        threats = budget_s is None or c.plain_start is c.start or \
+            t - t0 + self.safety * c.estimates["start"] <= budget_s
+        tree, win, root_mask, used = self._call("start", c.start if threats else c.plain_start,
+                                                tree, states)
+        seconds = self._clock() - t
+        if threats:  # the longest so far: the threat search's time depends on the position
+            c.estimates["start"] = max(c.estimates["start"], seconds)
+        else:
+            self._measured(c, "plain_start", seconds, last)
         used = reused = int(used)
         chunks: list[int] = []
         action, value, policy, predicted = None, 0.0, None, 0.0
         if int(win) >= 0:  # the threat search found a forced win: no search needed
             return AnytimeMove(int(win), tree, 1.0, None, 0, reused, (), self._clock() - t0,
-                               0.0)
+                               0.0, threats)
         while True:
             elapsed = self._clock() - t0
             size = None
@@ -334,4 +365,4 @@ class AnytimeSearch:
         if action is None:  # no chunk: the reused tree's most visited move
             action = int(c.pick(tree, states, key))
         return AnytimeMove(action, tree, value, policy, sum(chunks), reused, tuple(chunks),
-                           self._clock() - t0, predicted)
+                           self._clock() - t0, predicted, threats)

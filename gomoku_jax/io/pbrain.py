@@ -14,7 +14,7 @@ stdin / stdout, one command per line, one answer per command.
                  stones' order is kept, so each side's last move is its stone before)
   INFO KEY VALUE timeout_turn, timeout_match, time_left (ms), max_memory (bytes: a quarter
                  bounds the search tree, 0 no bound), game_type, rule, folder, ...; no
-                 answer; unknown keys are ignored
+                 answer; unknown keys are ignored (absurd values: see "INFO values")
   ABOUT          name="gomoku-jax", version="<installed version>", author, country, www
                  (from the package's metadata, "-" where it has none), agent
   END            exit
@@ -36,18 +36,42 @@ don't win). Unsupported bits are approximated, with a MESSAGE: renju (4) plays e
 without forbidden moves, caro (8) and continuous games (2) play the rule of the other bits;
 a BOARD field 3 (continuous games) is an ERROR.
 
-Time: every move gets min(timeout_turn, time_left / max(10, 20 - own stones) when
-timeout_match > 0) * 0.8 minus 50 ms, counted from the moment its command arrives
-(timeout_turn 0: as fast as possible). Search agents (`SearchAgent` with the "gomoku_jax"
-loop) search *anytime* (`agents.anytime`): chunks of `num_simulations` simulations (and
-short ones of 1/8) continue one tree until the next chunk's predicted time would not fit
-the budget, then the most visited move is played; the tree is kept and rerooted at the next
-position, so the work on the expected reply carries over; its size is `max_nodes`, or less
-under INFO max_memory. Other agents with a `num_simulations` field are compiled at START in
-cheaper copies too (1/4, 1/16 of the simulations) and each move uses the strongest copy
-whose measured move time fits; other agents are only timed. Nothing is compiled while a
-move is on the clock: an INFO rule or max_memory that changes what runs compiles when the
-INFO arrives.
+INFO values: timeout_turn, timeout_match, time_left, max_memory, game_type and rule take an
+integer (up to 40 digits, an optional sign); anything else (text, `5000.5`, `1e3`, more
+digits) is an `ERROR` and the value before stays. A negative value is an `ERROR` too, but
+for time_left, which the manager may let run below zero (read as 0: a no-search move).
+Values above `MAX_INFO_VALUE` (10^15: ms, 30,000 years; bytes, a petabyte) are read as
+that. A huge timeout_turn does not make a move think forever: an anytime search stops when
+its tree is full (`max_nodes`, 8193 by default: about 25 s for the shipped network on a
+2-core CPU), other agents run their strongest variant once. timeout_turn 0 means "as fast
+as possible": the least a move costs (one short chunk, or the cheapest variant). rule is a
+bitmask of any size (see "Rules"); max_memory bounds the tree to a power of two (plus one)
+of nodes, so that a manager's changing values compile a few tree sizes, not one each.
+
+Time: every move gets min(timeout_turn, spare / max(10, 20 - own stones)) * 0.8 minus 50 ms
+(the second term only with a match clock: timeout_match above 0), counted from the moment
+its command arrives (timeout_turn 0: as fast as possible), where spare = time_left - a
+reserve for the moves that may still come: ceil(empty cells / 2), this one included, times
+`quick_s` (5 ms), the most a move without search costs (`io.quick_move`: NumPy, nothing
+compiled; a five, a block of one, else the longest run). When spare is less
+than the cheapest search move (1.5 x its measured time, the player's `cheapest_s`: the
+reroot and one short chunk, or the cheapest variant, + `quick_s`), the move is that
+no-search move; so under a match clock the engine never runs out of time while each
+no-search move keeps within `quick_s`, however long the game (a 15x15 game reserves 113 x 5
+ms at its start), and a search move at budget 0 costs its floor only while the spare pays
+for it. Search agents (`SearchAgent` with the "gomoku_jax" loop) search *anytime*
+(`agents.anytime`): chunks of `num_simulations` simulations (and short ones of 1/8)
+continue one tree until the next chunk's predicted time would not fit the budget, then the
+most visited move is played; the tree is kept and rerooted at the next position, so the
+work on the expected reply carries over; its size is `max_nodes`, or less under INFO
+max_memory. The threat search at the root (VCF) cannot stop once it runs (up to 0.4 s on a
+sharp 15x15 position on a loaded 2-core CPU): a move whose budget is shorter than the
+longest it has taken so far starts without it, so it overruns a short budget at most once.
+RESTART keeps the tree (the next game's position is not in it: it starts anew). Other
+agents with a `num_simulations` field are compiled at START in cheaper copies too (1/4,
+1/16 of the simulations) and each move uses the strongest copy whose measured move time
+fits; other agents are only timed. Nothing is compiled while a move is on the clock: an
+INFO rule or max_memory that changes what runs compiles when the INFO arrives.
 
 Openings (the engine's rule, for every agent): on the empty board we play the centre
 (N // 2, N // 2; a search agent plays it without searching); with 1 to 4 stones we play
@@ -94,6 +118,7 @@ from gomoku_jax.games.gomoku.opening_rule import (  # noqa: F401
 from gomoku_jax.games.gomoku.positions import winning_colours
 from gomoku_jax.games.gomoku.state import BLACK, WHITE
 from gomoku_jax.io.player import DEFAULT_MAX_NODES, Played, TimedPlayer, simulations
+from gomoku_jax.io.quick_move import quick_move
 
 OWN, OPPONENT, EMPTY = 1, -1, 0  # the engine's board: our stones vs the opponent's
 FIELDS = {1: OWN, 2: OPPONENT}  # BOARD's FIELD values
@@ -109,7 +134,8 @@ _NUMBER = r"([0-9]{1,4})"
 _XY = re.compile(rf"{_NUMBER}\s*,\s*{_NUMBER}")
 _XY_FIELD = re.compile(rf"{_NUMBER}\s*,\s*{_NUMBER}\s*,\s*{_NUMBER}")
 _SIZE = re.compile(_NUMBER)
-_INT = re.compile(r"[+-]?[0-9]{1,15}")
+_INT = re.compile(r"[+-]?[0-9]{1,40}")
+MAX_INFO_VALUE = 10**15  # timeout_turn, timeout_match, time_left and max_memory above: read as this
 
 
 class ProtocolError(Exception):
@@ -127,6 +153,29 @@ def rule_from_bitmask(mask: int) -> tuple[str, Optional[str]]:
     note = None if not missing else (f"rule {mask}: {', '.join(missing)} not supported; "
                                      f"playing {rule}")
     return rule, note
+
+
+def plan_move(limits: dict, own: int, empty: int, cheapest_s: float = 0.0,
+              quick_s: float = 0.0, *, safety: float = 0.8, margin_s: float = 0.05,
+              match_divisor: float = 20.0, min_moves_left: float = 10.0
+              ) -> tuple[Optional[float], bool]:
+    """(budget in seconds or None when no limit is known, whether to play the no-search
+    move) for a move with `own` stones of ours and `empty` empty cells on the board, under
+    INFO `limits` (ms): the rule in the module docstring ("Time"). cheapest_s: what the
+    cheapest search move costs (with its safety factor); quick_s: the most a no-search
+    move costs. With both 0 the budget is the one without a reserve (an upper bound)."""
+    times = []
+    if "timeout_turn" in limits:
+        times.append(limits["timeout_turn"] / 1000)
+    quick = False
+    if limits.get("timeout_match", 0) > 0 and "time_left" in limits:
+        to_come = (empty + 1) // 2  # our moves, this one included
+        spare = max(limits["time_left"], 0) / 1000 - to_come * quick_s
+        quick = spare < cheapest_s or spare < 0
+        times.append(max(spare, 0.0) / max(min_moves_left, match_divisor - own))
+    if not times:
+        return None, False
+    return max(0.0, min(times) * safety - margin_s), quick
 
 
 def _quote(text: str, limit: int = 40) -> str:
@@ -194,9 +243,12 @@ class PbrainEngine:
       max_nodes: the anytime search's largest tree, in nodes.
       memory_share: the part of INFO max_memory the anytime search's tree may take.
       safety, margin_s, match_divisor, min_moves_left: the move budget is
-        min(timeout_turn, time_left / max(min_moves_left, match_divisor - own stones) if
+        min(timeout_turn, spare / max(min_moves_left, match_divisor - own stones) if
         timeout_match > 0) * safety - margin_s, counted from the moment the command
-        arrived.
+        arrived (`plan_move`; spare: time_left less the reserve).
+      quick_s, floor_safety: the reserve is `quick_s` per move that may come; the
+        no-search move is played when the spare is under floor_safety x the player's
+        cheapest move + quick_s.
       verbose: a MESSAGE line with the agent's value and move time before every move.
       clock: seconds as a float (for tests).
 
@@ -214,6 +266,7 @@ class PbrainEngine:
                  anytime: bool = True, max_nodes: int = DEFAULT_MAX_NODES,
                  memory_share: float = 0.25, safety: float = 0.8, margin_s: float = 0.05,
                  match_divisor: float = 20.0, min_moves_left: float = 10.0,
+                 quick_s: float = 0.005, floor_safety: float = 1.5,
                  verbose: bool = False, clock: Callable[[], float] = time.perf_counter):
         if isinstance(agent, str):
             agent = agents.make(agent, **(agent_config or {}))
@@ -237,6 +290,7 @@ class PbrainEngine:
         self.win_length = win_length
         self.safety, self.margin_s, self.match_divisor = safety, margin_s, match_divisor
         self.min_moves_left, self.memory_share = min_moves_left, memory_share
+        self.quick_s, self.floor_safety = quick_s, floor_safety
         self._clock = clock
         self._line_time = clock()
         self.verbose = verbose
@@ -348,13 +402,18 @@ class PbrainEngine:
         self.env, self.size = env, n
         self.board = np.zeros((n, n), np.int8)
         self._reset_position_memory()
+        # The first `position` compiles JAX's small conversions (their first use in the
+        # process): off the clock, not in the first move.
+        jax.block_until_ready(self.position())
         return ["OK"]
 
     def _restart(self, arg: str) -> list[str]:
         self._require_start("RESTART")
         self._no_argument("RESTART", arg)
         self.board[:] = EMPTY
-        self._reset_position_memory()
+        # An anytime tree stays: the next move finds its position in it or starts anew (as
+        # after TAKEBACK or BOARD), so RESTART allocates no tree (tens of MB on 20x20).
+        self._reset_position_memory(keep_tree=self.player.anytime is not None)
         return ["OK"]
 
     def _begin(self, arg: str) -> list[str]:
@@ -410,15 +469,17 @@ class PbrainEngine:
         out: list[str] = []
         if key in INT_KEYS:
             if not _INT.fullmatch(value):
-                raise ProtocolError(f"INFO {key} expects an integer, got {_quote(value)}")
+                raise ProtocolError(f"INFO {key} expects an integer (up to 40 digits), got "
+                                    f"{_quote(value)}")
             number = int(value)
             if number < 0 and key != "time_left":  # time_left may run below zero
                 raise ProtocolError(f"INFO {key} must be >= 0, got {number}")
             if key == "rule":
                 out = self._set_rule(number)
             if key == "max_memory":
-                self._set_max_memory(number)
-            self.limits[key] = max(number, 0)
+                self._set_max_memory(min(number, MAX_INFO_VALUE))
+            self.limits[key] = max(number, 0) if key in ("rule", "game_type") else \
+                min(max(number, 0), MAX_INFO_VALUE)
         self.info[key] = value
         return out
 
@@ -508,24 +569,27 @@ class PbrainEngine:
 
     # ------------------------------------------------------------------ moving
 
+    def move_plan(self) -> tuple[Optional[float], bool]:
+        """(seconds the next move may take, None: no limit known; whether it is the
+        no-search move), counted from the moment its command arrives (`plan_move`)."""
+        board = self.board if self.board is not None else np.zeros((0, 0), np.int8)
+        cheapest = 0.0
+        if self.env is not None and self.player.prepared(self.env):
+            cheapest = self.floor_safety * self.player.cheapest_s(self.env) + self.quick_s
+        return plan_move(self.limits, int(np.sum(board == OWN)), int(np.sum(board == EMPTY)),
+                         cheapest, self.quick_s, safety=self.safety, margin_s=self.margin_s,
+                         match_divisor=self.match_divisor, min_moves_left=self.min_moves_left)
+
     def move_budget_s(self) -> Optional[float]:
         """Seconds the next move may take (None: no limit known), counted from the
         moment its command arrives."""
-        limits = []
-        if "timeout_turn" in self.limits:
-            limits.append(self.limits["timeout_turn"] / 1000)
-        if self.limits.get("timeout_match", 0) > 0 and "time_left" in self.limits:
-            own = int(np.sum(self.board == OWN)) if self.board is not None else 0
-            moves_left = max(self.min_moves_left, self.match_divisor - own)
-            limits.append(self.limits["time_left"] / 1000 / moves_left)
-        if not limits:
-            return None
-        return max(0.0, min(limits) * self.safety - self.margin_s)
+        return self.move_plan()[0]
 
-    def position(self):
+    def position(self, build: bool = True):
         """The env state of the position on the board with us to move (its last moves
         from the stones played: see `moves`), or a ProtocolError saying why there is none
-        (stone counts that don't fit, a game that is over, a full board)."""
+        (stone counts that don't fit, a game that is over, a full board). build=False:
+        the checks only, None (the no-search move needs no state: 2-3 ms saved)."""
         self._require_start("a position")
         board, n = self.board, self.size
         own, opp = int(np.sum(board == OWN)), int(np.sum(board == OPPONENT))
@@ -546,6 +610,8 @@ class PbrainEngine:
                                 f"no move to make")
         if own + opp == n * n:
             raise ProtocolError("the board is full (a draw); no move to make")
+        if not build:
+            return None
         try:
             state = self.env.from_board(absolute)
         except ValueError as e:
@@ -558,14 +624,21 @@ class PbrainEngine:
     def _play(self) -> list[str]:
         """Our move on `self.board` (us to move), or a ProtocolError saying why not."""
         board, n = self.board, self.size
-        state = self.position()
-        budget = self.move_budget_s()
+        budget, quick = self.move_plan()
+        state = self.position(build=not quick)
         left = None if budget is None else max(0.0, budget - (self._clock() - self._line_time))
         allowed = opening_cells(board)
         if allowed is not None and allowed.sum() == 1 and self.player.anytime is not None:
             # A forced opening move (the centre): nothing to search.
             played = Played(int(np.argmax(allowed)), self._agent_state, {"value": 0.0}, 0.0,
                             0, 0)
+        elif quick:  # the clock cannot pay for a search: the no-search move
+            t = self._clock()
+            action = quick_move(board, self.env.config.win_length,
+                                self.env.config.rule == "exact5", allowed)
+            if self.player.anytime is None:  # the agent's state missed a move: start anew
+                self._agent_state = self._new_agent_state()
+            played = Played(action, self._agent_state, {"value": 0.0}, self._clock() - t, 0, 0)
         else:
             played = self.player.move(self.env, state, self._agent_state, self._next_key(),
                                       left)
@@ -595,6 +668,7 @@ class PbrainEngine:
                           "budget_s": budget, "variant": played.variant,
                           "num_simulations": sims, "value": value,
                           "opening_rule": opening, "anytime": played.anytime,
+                          "quick": quick,  # the no-search move (state: None)
                           "state": state}
         if self.verbose:
             extra = ""
@@ -642,11 +716,12 @@ class PbrainEngine:
             return self.agent.init(self._next_key())
         return self.player.init_state(self.env, self._next_key())
 
-    def _reset_position_memory(self) -> None:
+    def _reset_position_memory(self, keep_tree: bool = False) -> None:
         self._last = {OWN: None, OPPONENT: None}
         self.moves = []
         self._pending = None
-        self._agent_state = self._new_agent_state()
+        if not keep_tree:
+            self._agent_state = self._new_agent_state()
 
     def _snapshot(self) -> tuple:
         pending = self._pending and _Pending(self._pending.board.copy(),

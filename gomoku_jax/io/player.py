@@ -160,6 +160,15 @@ class TimedPlayer:
             return [estimates[s] for s in self.anytime.sizes()]
         return list(self._estimates[env])
 
+    def cheapest_s(self, env: Env) -> float:
+        """Estimated seconds of the cheapest move for `env` (after `prepare`): anytime
+        search's reroot without the threat search and one short chunk, or the cheapest
+        variant; the estimates follow the moves' measured times."""
+        if self.anytime is not None:
+            estimates = self.anytime.estimates(env)
+            return estimates["plain_start"] + estimates[self.anytime.small_chunk]
+        return min(self._estimates[env])
+
     def set_max_tree_bytes(self, max_tree_bytes: int) -> bool:
         """A memory bound for the anytime search's tree (0: none); True when the tree's
         capacity for some prepared game changes (prepare again, and start a new tree)."""

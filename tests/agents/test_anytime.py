@@ -151,7 +151,7 @@ def test_capacity_follows_nodes_and_memory():
     s = AnytimeSearch(AGENT, max_nodes=4097)
     assert s.capacity(ENV) == 4097
     s.set_max_tree_bytes(100 * per_node + 5)
-    assert s.capacity(ENV) == 100
+    assert s.capacity(ENV) == 65  # rounded down to a power of two plus one
     s.set_max_tree_bytes(per_node)  # too little: still room for one chunk
     assert s.capacity(ENV) == 9
     s.set_max_tree_bytes(0)
