@@ -7,9 +7,9 @@ import pytest
 from experiment_scripts import load_script
 
 SCRIPTS = ("bench_fauxgo", "bench_fauxgo_heuristic", "bench_heuristics", "bench_search",
-           "bench_train", "bench_vcf", "check_threat_tables", "gmo", "gpu_check", "leaf_parallel",
-           "make_tactics_suite", "play_latency", "pure_mcts", "search_scaling", "strength",
-           "tree_reuse")
+           "bench_train", "bench_vcf", "check_threat_tables", "engine_fuzz", "engine_soak", "gmo",
+           "gpu_check", "kill_resume", "leaf_parallel", "load_play", "make_tactics_suite",
+           "play_latency", "pure_mcts", "search_scaling", "strength", "tree_reuse")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
