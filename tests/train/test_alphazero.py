@@ -206,12 +206,15 @@ def test_checkpoints_record_their_env_and_refuse_another_version(runs, tmp_path)
     meta_file = copy / rd.CHECKPOINT_DIR / "5" / "meta" / "metadata"
     meta["env"]["version"] = "v0"
     meta_file.write_text(json.dumps(meta))
+    # as that version would have written it: its integrity.json matches its files
+    rd.write_manifest(meta_file.parent.parent)
     with pytest.raises(ValueError, match="made for gomoku version 'v0'.*retrain"):
         load_network(copy)
     with pytest.raises(ValueError, match="made for gomoku version 'v0'"):
         driver.train(override(CFG, ["run.iterations=6"]), copy, progress=False)
     meta["env"]["id"] = "pgx/connect_four"
     meta_file.write_text(json.dumps(meta))
+    rd.write_manifest(meta_file.parent.parent)
     with pytest.raises(ValueError, match="made for game 'pgx/connect_four', not 'gomoku'"):
         load_network(copy)
 

@@ -105,12 +105,17 @@ def test_the_ai_moves_first_when_you_are_white(client):
 
 
 def test_the_view_says_when_the_ai_compiles():
-    store = SessionStore(AgentBook("random", shipped=False))  # nothing compiled yet
+    from test_bounds import GatedBook  # its players compile only once a gate opens
+
+    book = GatedBook()
+    book.gate = threading.Event()
+    store = SessionStore(book)  # nothing compiled yet
     try:
         with TestClient(create_app(store)) as client:
             view = client.post("/api/games", json={**GOMOKU, "colour": "white"}).json()
             assert view["ai"]["status"] == "compiling" and "compiling" in view["ai"]["message"]
             assert not view["your_turn"]
+            book.gate.set()
             assert wait_idle(client, view["id"])["ai"]["message"] is None
             view = client.post("/api/games", json={**GOMOKU, "colour": "white"}).json()
             assert view["ai"]["status"] in ("thinking", "idle")  # compiled once per board
