@@ -34,9 +34,9 @@ from gomoku_jax import agents, games, progress
 from gomoku_jax.benchmarks.timing import describe_machine
 from gomoku_jax.markdown import table as markdown_table
 from gomoku_jax.web.app import create_app
-from gomoku_jax.web.seats import AgentBook
+from gomoku_jax.web.seats import AgentBook, compiled_game
 from gomoku_jax.web.server import background
-from gomoku_jax.web.sessions import SessionStore, compiled_game
+from gomoku_jax.web.sessions import SessionStore
 
 
 def request(url: str, body: Optional[dict] = None) -> dict:
@@ -110,7 +110,7 @@ def direct(seat, histories: list, budget_s: float, seed: int = 1,
            tick: Callable[[int], None] = lambda n: None) -> list:
     """ms of `seat.player.move` on each position (a fresh agent state each time), `tick(1)`
     after each."""
-    init, step = compiled_game(seat.env)
+    init, step = seat.init, seat.step
     out = []
     for i, actions in enumerate(histories):
         key = jax.random.key(seed + i)

@@ -43,7 +43,7 @@ import numpy as np
 
 from gomoku_jax.games.protocol import Env
 from gomoku_jax.web import view as views
-from gomoku_jax.web.seats import AgentBook, Choice, Seat, SeatsFull, compiled_game  # noqa: F401
+from gomoku_jax.web.seats import AgentBook, Choice, Seat, SeatsFull
 
 COLOURS = {"black": 1, "white": -1}
 RETRY_COMPILE_S = 5  # Retry-After of a new config refused while others compile
