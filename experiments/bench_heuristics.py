@@ -60,9 +60,9 @@ class ScanHeuristicAgent(HeuristicAgent):
     """The heuristic player with its cell values computed the previous way (`method="scan"`),
     the reference of the "heuristic move" rows."""
 
-    def cell_values(self, board, colour, win_length, rule):
+    def cell_values(self, board, colour, win_length, rule, forbidden=None):
         return cell_values(board, colour, win_length, rule, self.patterns, self.score_weight,
-                           self.heuristic_score, method="scan")
+                           self.heuristic_score, method="scan", forbidden=forbidden)
 
 
 def seed_proximity_numpy(board: np.ndarray) -> np.ndarray:

@@ -26,6 +26,27 @@ trees deeper); the calibration position is an early one, where playouts are long
 The time is the host's: calibrate and play on the same machine, and read the machine line.
 A progress bar on stderr counts the games of every budget (not with `--no-progress` or when
 stderr is not a terminal); the calibration lines go to stderr too, the report to stdout.
+
+Ladder mode: our engine against each rung of any pbrain (Gomocup) engine, by node budget.
+
+    python experiments/strength.py --ladder pbrain-rapfi --rungs 1000,3000,10000 \\
+        --ms-per-move 1000 --openings 8 --out ladder.md --json ladder.json
+
+`--ladder ENGINE` (a command on PATH or a path, with its arguments) is started once per
+rung, and told its node budget by INFO lines after START (`--rung-info`, default
+`max_node={nodes}`) and/or by arguments appended to its command (`--rung-args`, e.g.
+`"--nodes {nodes}"`); which keys or flags an engine takes is the engine's business: check
+its documentation. Its timeout_turn is `--rung-ms` (a safety bound: the node budget should
+end its moves first; read the ms column). Our side is `--ours` (default `gomoku-jax pbrain`,
+the default engine), one process for the whole ladder, with INFO timeout_turn
+`--ms-per-move`. Both run as a Gomocup manager runs them (`gomoku_jax.io.pbrain_match`:
+START / INFO / BOARD for the opening, then TURN; a move that does not come within its time
+plus `--margin-ms`, a crash, an illegal move or an answer that is not a move loses that
+game, and the ladder goes on; a rung whose engine does not START is reported and skipped).
+Every opening is played with both colours; the table per rung: W-D-L, the pair counts, the
+paired Elo (ours minus the rung), time losses and errors of each side, and their mean wall
+milliseconds per move as the manager measured them (writing the command to reading the
+move).
 """
 
 from __future__ import annotations
@@ -33,6 +54,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
+import shlex
+import signal
 import statistics
 import sys
 import time
@@ -45,13 +69,18 @@ from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.specs import make_agent, parse_spec, split_specs
 from gomoku_jax.benchmarks.timing import describe_machine
 from gomoku_jax.cli import common
+from gomoku_jax.eval import elo
 from gomoku_jax.eval.arena import MatchResult, opening_states, per_opening_colour
 from gomoku_jax.eval.tournament import TournamentResult, run_tournament
 from gomoku_jax.games.protocol import Env
+from gomoku_jax.io import pbrain_match
+from gomoku_jax.io.pbrain_match import FAULTS, GameRecord, Manager, Side
 from gomoku_jax.markdown import table as markdown_table
 from gomoku_jax.markdown import write_report
 
 DEFAULT_AGENTS = "random,heuristic,mcts,pure_mcts"
+DEFAULT_OURS = "gomoku-jax pbrain"
+DEFAULT_RUNG_INFO = "max_node={nodes}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,6 +242,280 @@ def run(env: Env, specs: Sequence[str], budgets: Sequence[float], openings, game
     return out
 
 
+# ------------------------------------------------------------------ ladder mode
+
+@dataclasses.dataclass
+class Rung:
+    """One rung of the ladder: the outside engine at `nodes`, against our side ("a").
+
+    `games` are in pairs (2i: ours black, 2i + 1: ours white, the same opening); `failed`
+    says why the rung was not played ("" when it was); `name` is the engine's ABOUT name."""
+
+    nodes: int
+    side: Side
+    name: str = ""
+    failed: str = ""
+    games: list = dataclasses.field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def record(self) -> tuple[int, int, int]:
+        """Our wins, draws, losses."""
+        points = [g.result for g in self.games]
+        return points.count(1.0), points.count(0.5), points.count(0.0)
+
+    @property
+    def pairs(self) -> tuple[int, int, int, int, int]:
+        return elo.pair_counts([self.games[i].result + self.games[i + 1].result
+                                for i in range(0, len(self.games) - 1, 2)])
+
+    def faults(self, side: str, kinds: Sequence[str]) -> int:
+        """Games `side` ("a" ours, "b" the rung) lost by one of the `kinds` of fault."""
+        return sum(g.loser == side and g.reason in kinds for g in self.games)
+
+    def mean_ms(self, side: str) -> float:
+        ms = [t for g in self.games for t in g.ms[side]]
+        return statistics.fmean(ms) if ms else math.nan
+
+    def to_dict(self) -> dict:
+        out = {"nodes": self.nodes, "label": self.side.label, "argv": list(self.side.argv),
+               "info": [list(kv) for kv in self.side.info], "name": self.name,
+               "failed": self.failed, "seconds": self.seconds}
+        if self.games:
+            w, d, lost = self.record
+            out.update(
+                wins=w, draws=d, losses=lost, pairs=list(self.pairs),
+                elo=elo.estimate(w, d, lost).to_dict(),
+                elo_paired=elo.estimate_pairs(self.pairs).to_dict(),
+                time_losses={k: self.faults(k, ("time",)) for k in "ab"},
+                errors={k: self.faults(k, ERRORS) for k in "ab"},
+                mean_ms={k: self.mean_ms(k) for k in "ab"},
+                games=[g.to_dict() for g in self.games])
+        return out
+
+
+ERRORS = tuple(f for f in FAULTS if f != "time")  # faults counted as errors, not on time
+
+
+def parse_rungs(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        values = []
+    if not values or any(v < 1 for v in values):
+        raise ValueError(f"--rungs takes comma-separated positive node budgets, got {text!r}")
+    return values
+
+
+def ladder_sides(engine: str, rungs: Sequence[int], rung_info: str, rung_args: str,
+                 rung_ms: int, ours: str, ms_per_move: int, match_ms: int = 0,
+                 max_memory: int = 0) -> tuple[Side, list[tuple[int, Side]]]:
+    """(our side, [(nodes, the engine's side at that budget)]) from the flags; ValueError
+    for an engine not found or a malformed `--rung-info`."""
+    def fill(text: str, nodes: int) -> str:
+        return text.replace("{nodes}", str(nodes))
+
+    ours_side = Side("ours", pbrain_match.engine_argv(ours), ms_per_move, match_ms,
+                     max_memory)
+    sides = []
+    for nodes in rungs:
+        argv = pbrain_match.engine_argv(f"{engine} {fill(rung_args, nodes)}".strip())
+        info = pbrain_match.parse_info(fill(rung_info, nodes))
+        name = os.path.basename(shlex.split(engine)[0])
+        sides.append((nodes, Side(f"{name}@{nodes}", argv, rung_ms,
+                                  match_ms, max_memory, info)))
+    return ours_side, sides
+
+
+def game_line(nodes: int, g: GameRecord) -> str:
+    outcome = {1.0: "won", 0.5: "drew", 0.0: "lost"}[g.result]
+    why = g.reason + (f": {g.detail}" if g.detail else "")
+    ms = ", ".join(f"{who} {statistics.fmean(g.ms[k]):.1f} ms a move"
+                   for k, who in (("a", "ours"), ("b", "rung")) if g.ms[k])
+    return (f"  {nodes} nodes, opening {g.opening}, ours {'black' if g.a_black else 'white'}: "
+            f"{outcome} ({why}), {len(g.moves)} stones; {ms}")
+
+
+def run_ladder(manager: Manager, ours: Side, rungs: Sequence[tuple[int, Side]],
+               openings: Sequence[Sequence[int]], repeats: int = 1,
+               log: Callable[[str], None] = print,
+               on_games: Optional[Callable[[int], None]] = None) -> list[Rung]:
+    """Every rung against `ours` over every opening `repeats` times with both colours.
+
+    Our engine is started once (SystemExit when it cannot be); each rung's engine is
+    started at its rung (a failure skips the rung, recorded) and ended after it."""
+    try:
+        log(f"starting ours: {shlex.join(ours.argv)}")
+        name = manager.start(ours)
+        log(f"  ours is {name!r}")
+    except pbrain_match.EngineFailed as e:
+        raise SystemExit(f"error: our engine did not start: {e.detail}")
+    out = []
+    per_rung = 2 * repeats * len(openings)
+    for nodes, side in rungs:
+        rung = Rung(nodes, side)
+        t0 = time.perf_counter()
+        try:
+            log(f"{nodes} nodes: starting {shlex.join(side.argv)}"
+                + "".join(f"; INFO {k} {v}" for k, v in side.info))
+            rung.name = manager.start(side)
+        except pbrain_match.EngineFailed as e:
+            rung.failed = e.detail
+            log(f"  {nodes} nodes: skipped, the engine did not start ({e.detail})")
+            if on_games is not None:
+                on_games(per_rung)
+        else:
+            def done(g: GameRecord, nodes=nodes) -> None:
+                log(game_line(nodes, g))
+                if on_games is not None:
+                    on_games(1)
+
+            rung.games = manager.play_pairs(ours, side, openings, repeats, on_game=done)
+        finally:
+            manager.release(side)
+        rung.seconds = time.perf_counter() - t0
+        if rung.games:
+            w, d, lost = rung.record
+            log(f"  {nodes} nodes: ours {w}-{d}-{lost}, pairs "
+                f"{'/'.join(map(str, rung.pairs))}, Elo {elo.estimate_pairs(rung.pairs)}")
+        out.append(rung)
+    return out
+
+
+def ladder_table(rungs: Sequence[Rung]) -> str:
+    rows = []
+    for r in rungs:
+        if r.failed:
+            rows.append([f"{r.nodes:,}", r.name or "—", f"not played: {r.failed}"]
+                        + ["—"] * 6)
+            continue
+        w, d, lost = r.record
+        rows.append([
+            f"{r.nodes:,}", r.name or "—", f"{w}-{d}-{lost}", f"{(w + d / 2) / (w + d + lost):.1%}",
+            "/".join(map(str, r.pairs)), elo.format_paired(elo.estimate_pairs(r.pairs)),
+            f"{r.faults('a', ('time',))} / {r.faults('b', ('time',))}",
+            f"{r.faults('a', ERRORS)} / {r.faults('b', ERRORS)}",
+            f"{r.mean_ms('a'):.1f} / {r.mean_ms('b'):.1f}"])
+    return markdown_table(
+        ["rung (nodes)", "engine", "ours W-D-L", "our score", "pairs 0/½/1/1½/2",
+         "paired Elo, ours - rung", "time losses ours / rung", "errors ours / rung",
+         "ms per move ours / rung"], rows)
+
+
+def games_table(rung: Rung) -> str:
+    """One row per pair: the opening, our game as black and as white, our pair points."""
+    def cell(g: GameRecord) -> str:
+        outcome = {1.0: "W", 0.5: "D", 0.0: "L"}[g.result]
+        who = {"a": "ours", "b": "rung", None: ""}[g.loser]
+        why = g.reason if g.reason in ("five", "draw") else f"{who} {g.reason}"
+        return f"{outcome} ({why}, {len(g.moves)})"
+
+    rows = [[str(g.opening), cell(g), cell(h), f"{g.result + h.result:g}"]
+            for g, h in zip(rung.games[::2], rung.games[1::2])]
+    return markdown_table(["opening", "ours black (end, stones)", "ours white",
+                           "our pair points"], rows)
+
+
+def ladder_report(config, ours: Side, engine: str, rungs: Sequence[Rung], openings: int,
+                  repeats: int, margin_ms: float, seconds: float) -> str:
+    faulty = [f"- {r.nodes:,} nodes, opening {g.opening}, ours "
+              f"{'black' if g.a_black else 'white'}: "
+              f"{'ours' if g.loser == 'a' else 'the rung'} lost by {g.reason} ({g.detail})"
+              for r in rungs for g in r.games if g.reason not in ("five", "draw")]
+    first = rungs[0].side if rungs else None
+    told = ("" if first is None else
+            f" Each rung is told its budget by INFO "
+            f"{', '.join(f'{k} {v}' for k, v in first.info) or '(none)'} and the command "
+            f"`{shlex.join(first.argv)}` (shown for the first rung, "
+            f"{rungs[0].nodes:,} nodes).")
+    parts = [
+        f"# Ladder: ours against `{engine}` by node budget ({config.board_size}x"
+        f"{config.board_size} {config.rule}, {openings} openings x 2 colours"
+        f"{f' x {repeats}' if repeats > 1 else ''})",
+        f"Ours: `{shlex.join(ours.argv)}` at INFO timeout_turn {ours.timeout_turn_ms} ms; "
+        f"the rung's timeout_turn {rungs[0].side.timeout_turn_ms if rungs else 0} ms"
+        f"{f', timeout_match {ours.timeout_match_ms} ms' if ours.timeout_match_ms else ''}; "
+        f"a move later than its time + {margin_ms:g} ms loses.{told} Milliseconds per move "
+        f"are the manager's wall time, writing the command to reading the move "
+        f"({describe_machine()}).",
+        ladder_table(rungs)]
+    for r in rungs:
+        if r.games:
+            parts += [f"## {r.nodes:,} nodes ({r.name or r.side.label}, {r.seconds:.0f} s)",
+                      games_table(r)]
+    if faulty:
+        parts += ["Games lost by a fault:", "\n".join(faulty)]
+    parts.append(f"Total {seconds:.0f} s.")
+    return "\n\n".join(parts)
+
+
+def ladder_main(args: argparse.Namespace) -> int:
+    """The ladder mode of `main` (`--ladder ENGINE`)."""
+    given = [flag for flag, v in (("--agents", args.agents), ("--checkpoint", args.checkpoint),
+                                  ("--step", args.step)) if v is not None]
+    if given:
+        raise SystemExit(f"error: {', '.join(given)} is not an option of --ladder (our side "
+                         f"is --ours, a pbrain command, e.g. \"gomoku-jax pbrain --checkpoint "
+                         f"RUN\")")
+    if (args.game or "gomoku") != "gomoku":
+        raise SystemExit(f"error: --ladder plays gomoku (the Gomocup protocol), not {args.game}")
+    count = None
+    if args.openings is not None and args.openings.strip().isdigit():
+        count, args.openings = int(args.openings), None
+    env, openings = common.setup_game(args, None)
+    try:
+        budgets = parse_budgets(args.ms_per_move)
+        if len(budgets) != 1 or budgets[0] != int(budgets[0]):
+            raise ValueError(f"--ladder takes one --ms-per-move, in whole ms, got "
+                             f"{args.ms_per_move!r}")
+        openings = tuple(openings or env.default_openings())
+        if count is not None:
+            if not 1 <= count <= len(openings):
+                raise ValueError(f"--openings {count}: the game has {len(openings)} openings; "
+                                 f"give 1..{len(openings)} or an openings file")
+            openings = openings[:count]
+        for flag, v in (("--rung-ms", args.rung_ms), ("--match-ms", args.match_ms),
+                        ("--max-memory", args.max_memory), ("--margin-ms", args.margin_ms),
+                        ("--start-timeout-s", args.start_timeout_s)):
+            if v < 0:
+                raise ValueError(f"{flag} must be >= 0, got {v}")
+        repeats = per_opening_colour(args.games or 2 * len(openings), len(openings))
+        ours, rungs = ladder_sides(args.ladder, parse_rungs(args.rungs), args.rung_info,
+                                   args.rung_args, args.rung_ms, args.ours, int(budgets[0]),
+                                   args.match_ms, args.max_memory)
+        manager = Manager(env.config, args.margin_ms, args.start_timeout_s,
+                          stderr=open(args.engine_log, "a") if args.engine_log else None)
+    except (ValueError, OSError) as e:
+        raise SystemExit(f"error: {e}")
+    t0 = time.perf_counter()
+    total = len(rungs) * 2 * repeats * len(openings)
+    # A TERM (a job killed) ends the engines too: they run in their own sessions.
+    before = signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    try:
+        with manager, progress.bar(total, "ladder", "game",
+                                   enabled=not args.no_progress) as bar:
+            log = progress.printer(bar, sys.stderr)
+            results = run_ladder(manager, ours, rungs, openings, repeats, log, bar.update)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+        if manager.stderr is not None:
+            manager.stderr.close()
+    seconds = time.perf_counter() - t0
+    text = ladder_report(env.config, ours, args.ladder, results, len(openings), repeats,
+                         args.margin_ms, seconds)
+    print(text)
+    record = {"mode": "ladder", "seed": args.seed, "machine": describe_machine(),
+              "engine": args.ladder, "rung_info": args.rung_info, "rung_args": args.rung_args,
+              "config": {"board_size": env.config.board_size, "rule": env.config.rule},
+              "openings": [list(o) for o in openings], "repeats": repeats,
+              "margin_ms": args.margin_ms, "seconds": seconds,
+              "ours": {"argv": list(ours.argv), "timeout_turn_ms": ours.timeout_turn_ms,
+                       "timeout_match_ms": ours.timeout_match_ms},
+              "rungs": [r.to_dict() for r in results]}
+    write_report(text, args.out, args.json, record)
+    return 0
+
+
 def parse_budgets(text: str) -> list[float]:
     try:
         values = [float(x) for x in text.split(",") if x.strip()]
@@ -242,12 +545,46 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the most simulations calibration may give (default 100000)")
     parser.add_argument("--out", metavar="FILE", help="write the markdown report here")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    ladder = parser.add_argument_group(
+        "ladder mode", "our pbrain engine against each node budget of an outside one")
+    ladder.add_argument("--ladder", metavar="ENGINE",
+                        help="the outside engine: a command on PATH or a path, with its "
+                             "arguments (quoted as one value)")
+    ladder.add_argument("--rungs", default="1000,3000,10000", metavar="N,N",
+                        help="its node budgets, one rung each (default 1000,3000,10000)")
+    ladder.add_argument("--rung-info", default=DEFAULT_RUNG_INFO, metavar="KEY=VALUE,...",
+                        help="INFO lines that tell a rung its budget, {nodes} filled in "
+                             "(default %(default)s; '' for none): check your engine's keys")
+    ladder.add_argument("--rung-args", default="", metavar="ARGS",
+                        help="arguments appended to the engine's command per rung, {nodes} "
+                             "filled in, e.g. '--nodes {nodes}'")
+    ladder.add_argument("--rung-ms", type=int, default=5000,
+                        help="the rung's INFO timeout_turn in ms, a bound beside its node "
+                             "budget (default 5000)")
+    ladder.add_argument("--ours", default=DEFAULT_OURS, metavar="COMMAND",
+                        help="our engine's command (default %(default)r: the default "
+                             "engine), timed by --ms-per-move (INFO timeout_turn)")
+    ladder.add_argument("--match-ms", type=int, default=0,
+                        help="INFO timeout_match of both sides per game, with time_left "
+                             "before every move (default 0: no match clock)")
+    ladder.add_argument("--max-memory", type=int, default=0,
+                        help="INFO max_memory of both sides in bytes (default 0: no limit)")
+    ladder.add_argument("--margin-ms", type=float, default=1000.0,
+                        help="how late past its time a move may come before it loses "
+                             "(default 1000)")
+    ladder.add_argument("--start-timeout-s", type=float, default=300.0,
+                        help="how long START (and ABOUT after the INFO lines) may take "
+                             "(default 300: an engine may compile there)")
+    ladder.add_argument("--engine-log", metavar="FILE",
+                        help="append the engines' stderr here (default: discarded)")
     progress.add_argument(parser)
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.ladder is not None:
+        return ladder_main(args)
     # --openings N takes the first N of the game's openings; anything else is a file.
     count = None
     if args.openings is not None and args.openings.strip().isdigit():

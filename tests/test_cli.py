@@ -41,7 +41,7 @@ def test_demo_plays_games(capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["demo", "--board-size", "3"], "board_size must be an int in 5..20"),
-    (["demo", "--rule", "renju"], "rule must be one of"),
+    (["demo", "--rule", "renju", "--win-length", "4"], "rule 'renju' is defined for win_length 5"),
     (["demo", "--batch", "0"], "--batch must be >= 1"),
     (["bench", "--batch-sizes", "4,x"], "--batch-sizes takes comma-separated positive"),
     (["bench", "--variants", "fast"], "--variants takes step and/or playout"),
@@ -230,7 +230,8 @@ def test_tournament_end_to_end(tmp_path, capsys):
      "number of games must be an int >= 1"),
     (["arena", "--a", "random", "--b", "random", "--board-size", "3"],
      "board_size must be an int in 5..20"),
-    (["arena", "--a", "random", "--b", "random", "--rule", "renju"], "rule must be one of"),
+    (["arena", "--a", "random", "--b", "random", "--rule", "renju", "--win-length", "4"],
+     "rule 'renju' is defined for win_length 5"),
     (["arena", "--a", "random", "--b", "random", "--openings", "/nonexistent/o.txt"],
      "cannot read openings file"),
     (["tournament", "--agents", "random"], "a tournament needs at least 2 agents"),

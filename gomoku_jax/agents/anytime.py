@@ -42,14 +42,25 @@ How a move runs (`move`):
 
 `budget_s=None` (no clock known) runs exactly one chunk: the agent's `num_simulations`.
 
-Tree size: `capacity(env)` nodes = min(`max_nodes`, `max_tree_bytes` / the bytes of one
-node (`search.base.tree_bytes`: 24 x A + the state's bytes), rounded down to a power of two
-plus one), at least `chunk + 1`
-(`small_chunk + 1` when memory is that short). Up to about three trees of that size are
-alive during a move (the kept tree, the rerooted one, XLA's temporaries), so a caller
-with a process memory limit passes a fraction of it (pbrain: a quarter of INFO
-max_memory). Changing `max_tree_bytes` changes the capacity, and a new capacity compiles
-again (`prepare` it off the clock).
+Tree size: `capacity(env)` nodes. Without a time hint it is `max_nodes` (8193 by
+default). With one (`grow_for(env, budget_s, key)`: the longest a move may take, which
+pbrain derives from INFO timeout_turn / timeout_match), it is the power of two plus one
+that holds 1.5 x the simulations such a move runs at the measured rate (`nodes_for`),
+never less than `max_nodes`: a 5 s move needs several times the nodes of a 1 s one, and a
+tree too small stops the search when it is full, not when the time is spent. Either way it
+is bounded by memory: `max_tree_bytes`, or `DEFAULT_TREE_BYTES` (512 MiB) for a tree grown
+by a time hint, over the bytes of one node (`search.base.tree_bytes`: 24 x A + the state's
+bytes), rounded down to a power of two plus one; at least `chunk + 1` (`small_chunk + 1`
+when memory is that short). Not larger by default, because the reroot at the start of each
+move touches every node: 10 ms at 8193 nodes, 0.3-0.5 s at 65537 on 15x15 (a loaded
+2-core CPU). Up to about three trees of that size are alive during a move (the kept tree,
+the rerooted one, XLA's temporaries), so a caller with a process memory limit passes a
+fraction of it (pbrain: a quarter of INFO max_memory).
+
+A new capacity compiles again. `prepare` compiles it at once; `prepare_async` compiles it
+on a thread while moves go on with the largest capacity already compiled for the game, so a
+time control that arrives just before the first move (pbrain's INFO) costs that move
+nothing but the compile thread's share of the CPU.
 
 Only agents whose search can continue a tree (`supports`: a `SearchAgent` with the
 "gomoku_jax" loop) run this way. Everything compiled is cached per (env, capacity), so a
@@ -61,6 +72,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import threading
 import time
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -73,6 +85,8 @@ from gomoku_jax.search import reuse, selection, tree_loop
 from gomoku_jax.search.base import VisitSampling, tree_bytes
 
 DEFAULT_MAX_NODES = 8192 + 1
+DEFAULT_TREE_BYTES = 512 * 2 ** 20  # the most a tree grown by a time hint takes, by default
+HEADROOM = 1.5  # nodes per simulation a budget is expected to run (reuse, rate changes)
 _GREEDY = VisitSampling(greedy=True)
 
 
@@ -172,19 +186,53 @@ class AnytimeSearch:
         self.max_nodes, self.max_tree_bytes = max_nodes, max_tree_bytes
         self.safety, self.smoothing = safety, smoothing
         self._clock = clock
+        self._grown: dict = {}  # env -> the nodes its time hint asks for (`grow_for`)
         self._compiled: dict[tuple, _Compiled] = {}
+        self._compiling: dict[tuple, threading.Thread] = {}
 
     # ------------------------------------------------------------------ sizes
 
     def capacity(self, env) -> int:
-        """Nodes of the tree for `env` under `max_nodes` and `max_tree_bytes`."""
-        nodes = self.max_nodes
-        if self.max_tree_bytes:
+        """Nodes of the tree for `env` under `max_nodes`, the time hint (`grow_for`) and
+        the memory bound (see the module docstring)."""
+        nodes = max(self.max_nodes, self._grown.get(env, 0))
+        limit = self.max_tree_bytes or (DEFAULT_TREE_BYTES if nodes > self.max_nodes else 0)
+        if limit:
             # A power of two (plus one) of nodes: each capacity compiles anew and stays
             # compiled, so changing memory limits must map to a few capacities, not one each.
-            fits = self.max_tree_bytes // node_bytes(env)
+            fits = limit // node_bytes(env)
             nodes = min(nodes, fits if fits < 3 else 2 ** ((fits - 1).bit_length() - 1) + 1)
         return max(nodes, min(self.chunk + 1, self.max_nodes), self.small_chunk + 1)
+
+    def nodes_for(self, env, budget_s: Optional[float]) -> int:
+        """The power of two plus one of nodes that holds `HEADROOM` x the simulations a move
+        of `budget_s` seconds runs on `env`, at the rate measured at the largest capacity
+        compiled for it (0 when no budget is given, or nothing is measured for `env`)."""
+        compiled = [c for (e, _), c in self._compiled.items() if e == env]
+        if not budget_s or not compiled:
+            return 0
+        c = max(compiled, key=lambda c: c.capacity)
+        if c.estimates[self.chunk] < 1e-4:  # no real measurement (an injected clock)
+            return 0
+        rate = self.chunk / c.estimates[self.chunk]
+        need = int(HEADROOM * rate * budget_s)
+        return 2 ** max(need - 1, 1).bit_length() + 1
+
+    def grow_for(self, env, budget_s: Optional[float], key: jax.Array
+                 ) -> Optional[threading.Thread]:
+        """Size `env`'s tree for moves of up to `budget_s` seconds (None or 0: back to
+        `max_nodes`), from the rate measured now (compiling `env` first at `max_nodes` if
+        nothing is), and compile a new capacity on a thread (`prepare_async`; returned, or
+        None when nothing compiles). The size is fixed here, not on every move, so a rate
+        that drifts never asks for a compile on the clock."""
+        if not any(e == env for e, _ in self._compiled):
+            self.prepare(env, key)
+        nodes = self.nodes_for(env, budget_s)
+        if nodes > self.max_nodes:
+            self._grown[env] = nodes
+        else:
+            self._grown.pop(env, None)
+        return self.prepare_async(env, key)
 
     def set_max_tree_bytes(self, max_tree_bytes: int) -> None:
         """A new memory limit (0: none); takes effect at the next `prepare` / move."""
@@ -204,14 +252,54 @@ class AnytimeSearch:
         return {env for env, _ in self._compiled}
 
     def prepared(self, env) -> bool:
-        return (env, self.capacity(env)) in self._compiled
+        """Whether a move on `env` compiles nothing: its capacity is compiled, or one is
+        while another compiles on a thread (`prepare_async`)."""
+        return self._usable(env) is not None
 
     def estimates(self, env) -> dict:
         """Predicted seconds of each call for `env` ("start" and each chunk size)."""
         return dict(self._compiled_for(env).estimates)
 
+    def _usable(self, env) -> Optional[_Compiled]:
+        """The compiled calls a move on `env` uses now: those of its capacity, or while that
+        one compiles on a thread, of the largest capacity compiled for it (None: none)."""
+        key = (env, self.capacity(env))
+        if key in self._compiled:
+            return self._compiled[key]
+        if key not in self._compiling:
+            return None
+        compiled = [c for (e, _), c in self._compiled.items() if e == env]
+        return max(compiled, key=lambda c: c.capacity, default=None)
+
     def _compiled_for(self, env) -> _Compiled:
-        return self._compiled[(env, self.capacity(env))]
+        c = self._usable(env)
+        if c is None:
+            raise KeyError(f"nothing compiled for {env!r}: prepare it first")
+        return c
+
+    def prepare_async(self, env, key: jax.Array) -> Optional[threading.Thread]:
+        """Compile `env` at its current capacity on a thread (None when it is
+        compiled or compiling already); moves use the largest capacity compiled for `env`
+        until it is done. Compiles synchronously when nothing is compiled for `env`."""
+        capacity = self.capacity(env)
+        if (env, capacity) in self._compiled or (env, capacity) in self._compiling:
+            return None
+        if not any(e == env for e, _ in self._compiled):
+            self.prepare(env, key)
+            return None
+
+        def run():
+            try:
+                self.prepare(env, key, capacity)
+            finally:
+                self._compiling.pop((env, capacity), None)
+
+        # Not a daemon: an interpreter that exits while XLA compiles on a daemon thread
+        # aborts; this one is waited for (seconds).
+        thread = threading.Thread(target=run, name=f"anytime-compile-{capacity}")
+        self._compiling[(env, capacity)] = thread
+        thread.start()
+        return thread
 
     def _build(self, env, capacity: int) -> _Compiled:
         agent = self.agent.bind(env)
@@ -251,10 +339,11 @@ class AnytimeSearch:
                          full, plain, jax.jit(pick),
                          {s: make_chunk(s) for s in self.sizes()}, {})
 
-    def prepare(self, env, key: jax.Array) -> dict:
-        """Compile every call for `env` at the current capacity (once) and time a warm
-        run of each on the initial position; returns the estimates (`estimates`)."""
-        capacity = self.capacity(env)
+    def prepare(self, env, key: jax.Array, capacity: Optional[int] = None) -> dict:
+        """Compile every call for `env` at `capacity` (default: the current one; once) and
+        time a warm run of each on the initial position; returns the estimates of the calls
+        a move uses now (`estimates`)."""
+        capacity = capacity or self.capacity(env)
         if (env, capacity) in self._compiled:
             return self.estimates(env)
         c = self._build(env, capacity)

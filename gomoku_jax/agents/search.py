@@ -4,6 +4,7 @@ and the evaluator's prior alone (`policy`)."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any, Callable, Optional
 
 import jax
@@ -74,7 +75,10 @@ class SearchAgent(_EvaluatorAgent):
     `threat_search` > 0 runs the game's threat-space search at the root first
     (`Env.forcing_moves` with that node budget; Gomoku: VCF): a forced win found there is
     played, and when the opponent has one the root searches only the moves that refute it.
-    0 turns it off (games without the hook ignore it).
+    0 turns it off (games without the hook ignore it). `vct_nodes` > 0 adds a VCT (victory
+    by continuous threats, fours and threes) with that node budget after the VCF (Gomoku:
+    `vct_moves.forcing_moves`; freestyle and exact5), and `vct_defend` the refutation of
+    the opponent's VCT; off by default (measured: docs/search.md, "VCT at the root").
 
     The agents `mcts` and `puct` are this class; the other search agents are subclasses
     that only change defaults (`GumbelAgent`, `PureMCTSAgent`, `search_agent_class`).
@@ -85,6 +89,8 @@ class SearchAgent(_EvaluatorAgent):
     reuse_tree: bool = False
     tree_capacity: NonNegativeInt = 0
     threat_search: NonNegativeInt = 512  # a node budget; 0: off
+    vct_nodes: NonNegativeInt = 0  # a VCT node budget after the VCF; 0: off
+    vct_defend: bool = False
 
     def __post_init__(self):
         super().__post_init__()
@@ -97,9 +103,19 @@ class SearchAgent(_EvaluatorAgent):
         if self.num_simulations % self.search.leaves_per_step:
             raise ValueError(f"num_simulations ({self.num_simulations}) must be a multiple of "
                              f"the search's leaves_per_step ({self.search.leaves_per_step})")
+        if (self.vct_nodes or self.vct_defend) and not self.threat_search:
+            raise ValueError("vct_nodes / vct_defend need the threat search on (threat_search "
+                             "> 0): the VCT runs after the VCF")
+        if self.vct_defend and not self.vct_nodes:
+            raise ValueError("vct_defend needs a VCT budget: vct_nodes > 0")
         if self.reuse_tree and self.search.loop != "gomoku_jax":
             raise ValueError("reuse_tree needs the search loop 'gomoku_jax' (mctx's cannot "
                              f"continue a tree), got loop={self.search.loop!r}")
+
+    def check_game(self, env: Env) -> None:
+        super().check_game(env)
+        if self.vct_nodes and "vct_nodes" not in inspect.signature(env.forcing_moves).parameters:
+            raise ValueError(f"vct_nodes: the game {env.id!r} has no VCT search; use 0")
 
     @property
     def name(self) -> str:
@@ -123,6 +139,9 @@ class SearchAgent(_EvaluatorAgent):
         (`threat_search` nodes), or (None, None) when it is off."""
         if not self.threat_search:
             return None, None
+        if self.vct_nodes:  # (only games with a VCT take these)
+            return self.game.forcing_moves(states, self.threat_search,
+                                           vct_nodes=self.vct_nodes, vct_defend=self.vct_defend)
         return self.game.forcing_moves(states, self.threat_search)
 
     def search_from(self, params, states, key, num_simulations: int, tree=None,

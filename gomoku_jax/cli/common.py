@@ -11,6 +11,7 @@ from typing import Optional
 
 from gomoku_jax import games
 from gomoku_jax.games.gomoku import openings as gomoku_openings
+from gomoku_jax.games.gomoku.config import RULES
 from gomoku_jax.games.protocol import Env
 
 GOMOKU_FLAGS = ("board_size", "win_length", "rule")
@@ -28,8 +29,8 @@ def add_game_arguments(parser: argparse.ArgumentParser, board_size: int = 15) ->
                              f"the game's own for fauxgo, or the checkpoint's)")
     parser.add_argument("--win-length", type=int,
                         help="gomoku: k (default 5, or the checkpoint's)")
-    parser.add_argument("--rule", help="gomoku: freestyle or exact5 (default freestyle, or the "
-                                       "checkpoint's)")
+    parser.add_argument("--rule", choices=RULES,
+                        help="gomoku: the rule (default freestyle, or the checkpoint's)")
     parser.set_defaults(game_defaults={"board_size": board_size, "win_length": 5,
                                        "rule": "freestyle"})
     parser.add_argument("--openings", metavar="FILE",

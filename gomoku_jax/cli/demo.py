@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import gomoku_jax
+from gomoku_jax.games.gomoku.config import RULES
 from gomoku_jax.games.protocol import is_over
 from gomoku_jax.games.random_play import random_legal_action
 
@@ -38,7 +39,8 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     parser = parser or argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--board-size", type=int, default=15)
     parser.add_argument("--win-length", type=int, default=5)
-    parser.add_argument("--rule", default="freestyle", help="freestyle or exact5")
+    parser.add_argument("--rule", default="freestyle", choices=RULES,
+                        help="the rule (default %(default)s)")
     parser.add_argument("--batch", type=int, default=4096, help="games played at once")
     parser.add_argument("--seed", type=int, default=0)
     return parser

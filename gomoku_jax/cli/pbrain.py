@@ -27,7 +27,7 @@ from gomoku_jax import agents
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.specs import TRAINED, build_agent, parse_fields
 from gomoku_jax.agents.specs import network_agent as specs_network_agent
-from gomoku_jax.games.gomoku.config import GameConfig
+from gomoku_jax.games.gomoku.config import RULES, GameConfig
 from gomoku_jax.io.pbrain import PbrainEngine
 from gomoku_jax.io.player import DEFAULT_MAX_NODES
 from gomoku_jax.players.defaults import DEFAULT_AGENTS
@@ -63,9 +63,9 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                              "plays only the run's board size and win length")
     parser.add_argument("--step", type=int, metavar="N",
                         help="the checkpoint step to load (default: the latest)")
-    parser.add_argument("--rule", choices=["freestyle", "exact5"],
+    parser.add_argument("--rule", choices=RULES,
                         help="the rule until the manager sends INFO rule (default: freestyle, "
-                             "or the checkpoint's)")
+                             "or the checkpoint's; renju needs win length 5)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the agent's random keys")
     parser.add_argument("--anytime", action=argparse.BooleanOptionalAction, default=True,
                         help="search agents search until the move's time is spent, in "

@@ -9,7 +9,7 @@ defaults: greedy, no root noise); a move counts when it is in the puzzle's solut
 (`gomoku_jax.games.gomoku.tactics_suite`). "ms/move" is the compiled wall time of one
 single-position move (median of a few), "batched" the time per position when the whole
 suite runs in batches. `--generate N` builds a fresh suite of N puzzles in each of the
-seven categories with the solver (seeded) instead of loading the shipped one; `--save FILE`
+eight categories with the solver (seeded) instead of loading the shipped one; `--save FILE`
 keeps it. Specs with a network (`trained`, `policy:evaluator=network`, ...) play with
 `--checkpoint`'s, else with the shipped 15x15 network (`gomoku_jax.players`), on
 puzzles of its board size, win length and rule. The table has a column per category

@@ -31,10 +31,21 @@ answered with ERROR changes nothing (a broken BOARD is discarded: the position b
 stays), and the engine keeps running. `MESSAGE <text>` lines are information, e.g. about a
 rule that is only approximated.
 
-Rules (INFO rule, a bitmask): 0 freestyle (five or more wins), 1 exact five (overlines
-don't win). Unsupported bits are approximated, with a MESSAGE: renju (4) plays exact five
-without forbidden moves, caro (8) and continuous games (2) play the rule of the other bits;
-a BOARD field 3 (continuous games) is an ERROR.
+Rules (INFO rule, a bitmask; `rule_from_bitmask`): 0 freestyle (five or more wins), 1
+exact five (overlines don't win), 4 (or 5) renju, 8 caro (five or more, not blocked at both
+ends by the opponent's stones; the edge is no block), 9 caro with exactly five; the env
+plays that rule exactly (`GameConfig.rule`). Bit 2 (continuous game) is played as the other
+bits, with a MESSAGE; 12 / 13 (renju and caro) is no defined combination: renju, with a
+MESSAGE; unknown bits (16 and up) are ignored, with a MESSAGE. A BOARD field 3 (continuous
+games) is an ERROR. A rule the game cannot take (renju with a network of another win
+length) is an ERROR and the rule stays. Under renju the engine never plays a forbidden point
+(`renju.forbidden_points`: a double-three, double-four or overline that makes no five) when
+it is black: not the agent's move, not the no-search move, not the opening rule's or the
+illegal-move fallback's (if every empty cell is forbidden, which the rule makes a loss, it
+plays one). A TURN that puts the opponent's black stone on a forbidden point, or a BOARD
+where black moved last (we are white) whose last listed black stone stands on one (judged
+without that stone), is an ERROR naming the rule (black has lost by the rule: no move to
+make) and changes nothing, as a TURN or BOARD after a won game is.
 
 INFO values: timeout_turn, timeout_match, time_left, max_memory, game_type and rule take an
 integer (up to 40 digits, an optional sign); anything else (text, `5000.5`, `1e3`, more
@@ -42,8 +53,9 @@ digits) is an `ERROR` and the value before stays. A negative value is an `ERROR`
 for time_left, which the manager may let run below zero (read as 0: a no-search move).
 Values above `MAX_INFO_VALUE` (10^15: ms, 30,000 years; bytes, a petabyte) are read as
 that. A huge timeout_turn does not make a move think forever: an anytime search stops when
-its tree is full (`max_nodes`, 8193 by default: about 25 s for the shipped network on a
-2-core CPU), other agents run their strongest variant once. timeout_turn 0 means "as fast
+its tree is full (at most 512 MiB of nodes without INFO max_memory: 65,537 on 15x15, about
+30-60 s for the shipped network on a 2-core CPU), other agents run their strongest variant
+once. timeout_turn 0 means "as fast
 as possible": the least a move costs (one short chunk, or the cheapest variant). rule is a
 bitmask of any size (see "Rules"); max_memory bounds the tree to a power of two (plus one)
 of nodes, so that a manager's changing values compile a few tree sizes, not one each.
@@ -53,7 +65,8 @@ Time: every move gets min(timeout_turn, spare / max(10, 20 - own stones)) * 0.8 
 its command arrives (timeout_turn 0: as fast as possible), where spare = time_left - a
 reserve for the moves that may still come: ceil(empty cells / 2), this one included, times
 `quick_s` (5 ms), the most a move without search costs (`io.quick_move`: NumPy, nothing
-compiled; a five, a block of one, else the longest run). When spare is less
+compiled; a five, a block of one, else the longest run; under renju as black also one
+compiled call of the forbidden-point scan, `io.forbidden`). When spare is less
 than the cheapest search move (1.5 x its measured time, the player's `cheapest_s`: the
 reroot and one short chunk, or the cheapest variant, + `quick_s`), the move is that
 no-search move; so under a match clock the engine never runs out of time while each
@@ -63,8 +76,12 @@ for it. Search agents (`SearchAgent` with the "gomoku_jax" loop) search *anytime
 (`agents.anytime`): chunks of `num_simulations` simulations (and short ones of 1/8)
 continue one tree until the next chunk's predicted time would not fit the budget, then the
 most visited move is played; the tree is kept and rerooted at the next position, so the
-work on the expected reply carries over; its size is `max_nodes`, or less under INFO
-max_memory. The threat search at the root (VCF) cannot stop once it runs (up to 0.4 s on a
+work on the expected reply carries over. Its size follows the time control: `max_nodes`
+(8193) at first, and when INFO timeout_turn / timeout_match allow longer moves, 1.5 x the
+simulations the longest move runs at the measured rate, rounded up to a power of two plus
+one (`AnytimeSearch.grow_for`), compiled on a thread while moves go on with the smaller
+tree; never more than a quarter of INFO max_memory, or 512 MiB without it. The threat
+search at the root (VCF) cannot stop once it runs (up to 0.4 s on a
 sharp 15x15 position on a loaded 2-core CPU): a move whose budget is shorter than the
 longest it has taken so far starts without it, so it overruns a short budget at most once.
 RESTART keeps the tree (the next game's position is not in it: it starts anew). Other
@@ -95,6 +112,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import math
 import re
 import time
 from typing import Any, Callable, NamedTuple, Optional, TextIO
@@ -117,6 +135,8 @@ from gomoku_jax.games.gomoku.opening_rule import (  # noqa: F401
 )
 from gomoku_jax.games.gomoku.positions import winning_colours
 from gomoku_jax.games.gomoku.state import BLACK, WHITE
+from gomoku_jax.io.forbidden import forbidden_for_black, renju_cells
+from gomoku_jax.io.forbidden import warm as warm_forbidden
 from gomoku_jax.io.player import DEFAULT_MAX_NODES, Played, TimedPlayer, simulations
 from gomoku_jax.io.quick_move import quick_move
 
@@ -125,8 +145,8 @@ FIELDS = {1: OWN, 2: OPPONENT}  # BOARD's FIELD values
 NAME = "gomoku_jax"  # ABOUT's name when the package's metadata is not installed
 AUTHOR = "gomoku_jax developers"
 
-# Bits of INFO rule that this engine cannot play exactly, with what it plays instead.
-RULE_BITS = {2: "continuous game", 4: "renju (no forbidden moves here)", 8: "caro"}
+EXACT_FIVE, CONTINUOUS, RENJU, CARO = 1, 2, 4, 8  # the bits of INFO rule
+KNOWN_BITS = EXACT_FIVE | CONTINUOUS | RENJU | CARO
 TIME_KEYS = ("timeout_turn", "timeout_match", "time_left")
 INT_KEYS = TIME_KEYS + ("max_memory", "game_type", "rule")
 
@@ -143,15 +163,24 @@ class ProtocolError(Exception):
 
 
 def rule_from_bitmask(mask: int) -> tuple[str, Optional[str]]:
-    """(rule, note) for an INFO rule bitmask: "exact5" when bit 1 (exact five) or bit 4
-    (renju) is set, else "freestyle"; `note` names the bits that are not played exactly
-    (None when all are)."""
-    rule = "exact5" if mask & (1 | 4) else "freestyle"
-    missing = [name for bit, name in RULE_BITS.items() if mask & bit]
-    if mask & ~15:
-        missing.append(f"unknown bits {mask & ~15}")
-    note = None if not missing else (f"rule {mask}: {', '.join(missing)} not supported; "
-                                     f"playing {rule}")
+    """(rule, note) for an INFO rule bitmask (mask >= 0): renju when bit 4 is set, else caro
+    (bit 8) or caro_exact5 (bits 8 and 1), else exact5 (bit 1), else freestyle; `note` says
+    what is not played as given (None when everything is): bit 2 (continuous game), renju
+    with caro (12 / 13: no defined combination), unknown bits (16 and up)."""
+    if mask & RENJU:
+        rule = "renju"  # black's exact five is part of renju: bit 1 changes nothing
+    elif mask & CARO:
+        rule = "caro_exact5" if mask & EXACT_FIVE else "caro"
+    else:
+        rule = "exact5" if mask & EXACT_FIVE else "freestyle"
+    missing = []
+    if mask & CONTINUOUS:
+        missing.append("continuous game (2) not supported")
+    if mask & RENJU and mask & CARO:
+        missing.append("renju (4) with caro (8) is not a defined combination")
+    if mask & ~KNOWN_BITS:
+        missing.append(f"unknown bits {mask & ~KNOWN_BITS} ignored")
+    note = None if not missing else f"rule {mask}: {'; '.join(missing)}; playing {rule}"
     return rule, note
 
 
@@ -227,7 +256,7 @@ class PbrainEngine:
       agent: an `Agent`, or a registry name built with `agent_config`.
       agent_config: config fields for a registry name.
       params: the agent's parameters (None for agents without networks).
-      rule: the rule until an INFO rule says otherwise ("freestyle" or "exact5").
+      rule: the rule until an INFO rule says otherwise (one of `config.RULES`).
       win_length: stones in a row that win (5 in Gomocup).
       game: a fixed game for an agent that plays only one (a trained network's
         `game_config`): START accepts only its board size (other sizes are an ERROR), its
@@ -240,7 +269,8 @@ class PbrainEngine:
       levels: how many variants (see `player.variants`) to compile for agents with
         `num_simulations` that do not search anytime.
       anytime: search agents search anytime (see the module docstring); False: variants.
-      max_nodes: the anytime search's largest tree, in nodes.
+      max_nodes: the anytime search's tree, in nodes, before the time control asks for a
+        larger one (see the module docstring).
       memory_share: the part of INFO max_memory the anytime search's tree may take.
       safety, margin_s, match_divisor, min_moves_left: the move budget is
         min(timeout_turn, spare / max(min_moves_left, match_divisor - own stones) if
@@ -399,7 +429,9 @@ class PbrainEngine:
         self.agent, self.player, self.game = seats[0]
         env = self._env(n, self.rule)
         self.player.prepare(env, self._next_key())  # compile + warm up before OK
+        _warm_forbidden(env)
         self.env, self.size = env, n
+        self._size_tree()
         self.board = np.zeros((n, n), np.int8)
         self._reset_position_memory()
         # The first `position` compiles JAX's small conversions (their first use in the
@@ -431,6 +463,7 @@ class PbrainEngine:
         if self.board[y, x] != EMPTY:
             owner = "ours" if self.board[y, x] == OWN else "the opponent's"
             raise ProtocolError(f"TURN {x},{y}: that cell is occupied ({owner})")
+        self._check_black_stone(self.board, OPPONENT, y * self.size + x, "TURN")
         self.board[y, x] = OPPONENT
         self._last[OPPONENT] = y * self.size + x
         self.moves.append((OPPONENT, y * self.size + x))
@@ -480,16 +513,40 @@ class PbrainEngine:
                 self._set_max_memory(min(number, MAX_INFO_VALUE))
             self.limits[key] = max(number, 0) if key in ("rule", "game_type") else \
                 min(max(number, 0), MAX_INFO_VALUE)
+            if key in ("timeout_turn", "timeout_match"):
+                self._size_tree()
         self.info[key] = value
         return out
+
+    def _size_tree(self) -> None:
+        """Size the anytime search's tree for the longest move the time control allows:
+        the first move's budget under timeout_turn and timeout_match (`plan_move` with the
+        whole match left; time_left is left out, as it changes every move). A larger tree
+        compiles on a thread while moves go on with the one compiled
+        (`AnytimeSearch.grow_for`)."""
+        if self.size is None:
+            return
+        limits = {k: self.limits[k] for k in ("timeout_turn", "timeout_match")
+                  if k in self.limits}
+        if limits.get("timeout_match"):
+            limits["time_left"] = limits["timeout_match"]
+        budget, _ = plan_move(limits, 0, self.size * self.size)
+        self.player.grow_for(self.env, budget, self._next_key())
 
     def _set_rule(self, mask: int) -> list[str]:
         rule, note = rule_from_bitmask(mask)
         if rule != self.rule:
+            try:  # e.g. renju with a network of another win length
+                GameConfig(MAX_BOARD_SIZE, self.win_length, rule)
+            except ValueError as e:
+                raise ProtocolError(f"INFO rule {mask} ({rule}): {e}; the rule stays "
+                                    f"{self.rule}") from None
             self.rule = rule
             if self.size is not None:  # compile now, not on the next move's clock
                 self.env = self._env(self.size, rule)
                 self.player.prepare(self.env, self._next_key())
+                _warm_forbidden(self.env)
+                self._size_tree()
         notes = [] if note is None else [note]
         if self.game is not None and rule != self.game.rule:
             notes.append(f"the network was trained for {self.game.rule}; playing {rule} "
@@ -563,6 +620,12 @@ class PbrainEngine:
         if self.player.anytime is None:  # an anytime tree finds the position or starts anew
             self._agent_state = self._new_agent_state()
         try:
+            latest = pending.last[OPPONENT]
+            if latest is not None and np.sum(pending.board == OPPONENT) > np.sum(
+                    pending.board == OWN):  # the opponent is black and moved last
+                before = pending.board.copy()
+                before.flat[latest] = EMPTY
+                self._check_black_stone(before, OPPONENT, latest, "BOARD")
             return self._play()
         except ProtocolError as e:
             raise ProtocolError(f"BOARD position not accepted, the previous one stays: {e}")
@@ -627,15 +690,19 @@ class PbrainEngine:
         budget, quick = self.move_plan()
         state = self.position(build=not quick)
         left = None if budget is None else max(0.0, budget - (self._clock() - self._line_time))
+        legal, forbidden = self._legal_cells(board)
         allowed = opening_cells(board)
+        if allowed is not None and (allowed & legal).any():
+            allowed = allowed & legal
         if allowed is not None and allowed.sum() == 1 and self.player.anytime is not None:
             # A forced opening move (the centre): nothing to search.
             played = Played(int(np.argmax(allowed)), self._agent_state, {"value": 0.0}, 0.0,
                             0, 0)
         elif quick:  # the clock cannot pay for a search: the no-search move
             t = self._clock()
-            action = quick_move(board, self.env.config.win_length,
-                                self.env.config.rule == "exact5", allowed)
+            action = quick_move(board, self.env.config.win_length, self.env.config.rule,
+                                legal if allowed is None else allowed,
+                                black=bool(np.sum(board == OWN) == np.sum(board == OPPONENT)))
             if self.player.anytime is None:  # the agent's state missed a move: start anew
                 self._agent_state = self._new_agent_state()
             played = Played(action, self._agent_state, {"value": 0.0}, self._clock() - t, 0, 0)
@@ -645,10 +712,13 @@ class PbrainEngine:
             self.moves_computed += 1
         out = []
         action = played.action
-        if not 0 <= action < n * n or board.flat[action] != EMPTY:
-            fallback = _nearest_empty_to_centre(board)
+        if not 0 <= action < n * n or not legal[action]:
+            fallback = _nearest_to_centre(legal if allowed is None else allowed)
+            why = (" (a forbidden point for black under renju)"
+                   if 0 <= action < n * n and forbidden[action] else "")
             out.append(_line("MESSAGE", f"agent {self.agent.name} chose illegal action "
-                                        f"{action}; playing {fallback % n},{fallback // n}"))
+                                        f"{action}{why}; playing {fallback % n},"
+                                        f"{fallback // n}"))
             action = fallback
         opening = allowed is not None and not allowed[action]
         if opening:  # the opening rule: the agent's best allowed move instead
@@ -681,6 +751,32 @@ class PbrainEngine:
                                            if budget is not None else "")))
         out.append(f"{col},{row}")
         return out
+
+    # ------------------------------------------------------------------ renju
+
+    def _legal_cells(self, board: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(legal, forbidden), bool[N*N] each, for us to move on `board` (ours +1): the
+        empty cells less black's forbidden points when the rule is renju and we are black
+        (all empty cells when every one is forbidden: the mask's fallback); `forbidden`
+        those points (all False under the other rules, or when we are white)."""
+        empty = board.reshape(-1) == EMPTY
+        if self.env.config.rule != "renju":
+            return empty, np.zeros_like(empty)
+        black = np.sum(board == OWN) == np.sum(board == OPPONENT)
+        return renju_cells(board if black else -board, bool(black))
+
+    def _check_black_stone(self, before: np.ndarray, side: int, action: int,
+                           command: str) -> None:
+        """ProtocolError when `side`'s stone on `action`, put on `before` (the engine's
+        board without it), is black's and on a forbidden point under renju."""
+        if self.env.config.rule != "renju" or np.sum(before == side) != np.sum(before == -side):
+            return  # not renju, or `side` plays white
+        if forbidden_for_black(before * side)[action]:
+            n = self.size
+            raise ProtocolError(
+                f"{command}: black's stone on {action % n},{action // n} is on a forbidden point "
+                f"under renju (a double-three, double-four or overline that makes no five): "
+                f"black has lost by the rule; no move to make")
 
     # ------------------------------------------------------------------ helpers
 
@@ -752,9 +848,15 @@ def _best_allowed(allowed: np.ndarray, policy: Any, n: int) -> int:
     return int(np.argmax(key))
 
 
-def _nearest_empty_to_centre(board: np.ndarray) -> int:
-    n = board.shape[0]
-    rows, cols = np.indices(board.shape)
+def _nearest_to_centre(cells: np.ndarray) -> int:
+    """The action of the cell of `cells` (bool[N*N]) nearest the centre."""
+    n = math.isqrt(cells.size)
+    rows, cols = np.indices((n, n))
     distance = np.maximum(abs(rows - (n - 1) / 2), abs(cols - (n - 1) / 2))
-    distance = np.where(board == EMPTY, distance, np.inf).reshape(-1)
-    return int(np.argmin(distance))
+    return int(np.argmin(np.where(cells.reshape(n, n), distance, np.inf)))
+
+
+def _warm_forbidden(env: Gomoku) -> None:
+    """Compile `forbidden_for_black` for a renju env's board (off the clock)."""
+    if env.config.rule == "renju":
+        warm_forbidden(env.config.board_size)

@@ -179,6 +179,13 @@ class TimedPlayer:
         self.anytime.set_max_tree_bytes(max_tree_bytes)
         return any(self.anytime.capacity(env) != c for env, c in before.items())
 
+    def grow_for(self, env: Env, budget_s: Optional[float], key: jax.Array) -> None:
+        """Size the anytime search's tree for moves of up to `budget_s` seconds on `env`
+        (`AnytimeSearch.grow_for`: a larger tree compiles on a thread; None: back to
+        `max_nodes`). Nothing for the other agents."""
+        if self.anytime is not None:
+            self.anytime.grow_for(env, budget_s, key)
+
     def prepare(self, env: Env, key: jax.Array) -> list[float]:
         """Compile every variant (or the anytime search's calls) for `env` (once) and time
         warm calls on the initial position; returns the estimates in seconds."""

@@ -103,13 +103,20 @@ class EvalSection(Section):
 class RunSection(Section):
     """The run: `iterations` iterations from `seed`, checkpoints every `checkpoint_every`
     iterations (and at the end), the last `keep_checkpoints` kept; `devices`: how many
-    devices to shard over (0: all, of every process of a multi-process run)."""
+    devices to shard over (0: all, of every process of a multi-process run).
+
+    `init_from`: "" (a network from `seed`), or a warm start: the network (params and
+    batch statistics) of another run of the same game, kind of network and shape, as
+    `players.load` takes it (a run directory, its `checkpoints/` or a step directory), or
+    "default" for the shipped network (`train.warm_start`); the optimiser, the replay and
+    the games start fresh."""
 
     iterations: PositiveInt = 100
     seed: NonNegativeInt = 0
     checkpoint_every: PositiveInt = 10
     keep_checkpoints: PositiveInt = 3
     devices: NonNegativeInt = 0
+    init_from: str = ""
 
     name: ClassVar[str] = "run"
 

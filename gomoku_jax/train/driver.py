@@ -19,6 +19,9 @@ run before anything of it is written (`finite.NonFiniteError`); a checkpoint tha
 be written stops it with the earlier ones intact (`checkpoint.CheckpointError`).
 `failpoints` makes each of these happen on purpose, for tests.
 
+A fresh run with `run.init_from` starts from another run's network (`warm_start`; the
+first metrics record says which checkpoint); its resume reads its own checkpoints.
+
 A finished run is left as it is (its summary included) unless the config asks for more
 iterations: `--resume --set run.iterations=N` extends it (a resume may change only the
 keys in `config.RESUMABLE`).
@@ -52,6 +55,7 @@ from gomoku_jax.train.arena import evaluate, validate_opponents
 from gomoku_jax.train.config import RESUMABLE, resumable_changes
 from gomoku_jax.train.lock import run_lock
 from gomoku_jax.train.trainer import trainer_for
+from gomoku_jax.train.warm_start import load_network, warm_start
 
 # The wall-clock fields of a metrics record: everything else is the same when a run is
 # killed and resumed.
@@ -223,13 +227,20 @@ def train(config: Any, run_dir: str | pathlib.Path, *, progress: bool = True,
     check_run_dir(run_dir, config)
     validate_opponents(config)
     trainer = trainer_for(config)
-    # A fresh run's state first: its errors come before anything is written.
-    state = None if rd.has_checkpoints(run_dir) else trainer.init(config.run.seed)
+    # A fresh run's state first (warm-started from `run.init_from`): its errors come before
+    # anything is written. A resume reads the network from its own checkpoint.
+    state, source = None, None
+    if not rd.has_checkpoints(run_dir):
+        network = load_network(trainer, config.run.init_from) if config.run.init_from else None
+        state = trainer.init(config.run.seed)
+        if network is not None:
+            state, source = warm_start(trainer, state, network)
     primary = jax.process_index() == 0
     # process 0 holds the lock for all: the others share the directory legitimately
     with run_lock(run_dir) if primary else contextlib.nullcontext():
         return _run(config, run_dir, trainer, state, primary, t_start, progress=progress,
-                    stop_after=stop_after, on_iteration=on_iteration, stop_when=stop_when)
+                    stop_after=stop_after, on_iteration=on_iteration, stop_when=stop_when,
+                    init_from=source)
 
 
 def _say(message: str) -> None:
@@ -264,7 +275,8 @@ def _open(config: Any, run_dir: pathlib.Path, trainer: Any, state: Any, primary:
 def _run(config: Any, run_dir: pathlib.Path, trainer: Any, state: Any, primary: bool,
          t_start: float, *, progress: bool, stop_after: Optional[int],
          on_iteration: Optional[Callable[[int, dict], None]],
-         stop_when: Optional[Callable[[int, dict], bool]]) -> dict:
+         stop_when: Optional[Callable[[int, dict], bool]],
+         init_from: Optional[dict] = None) -> dict:
     mgr, state, previous, previous_iteration, saved = _open(config, run_dir, trainer, state,
                                                             primary)
     start = int(state.iteration)
@@ -306,6 +318,8 @@ def _run(config: Any, run_dir: pathlib.Path, trainer: Any, state: Any, primary: 
                       "games_per_second": metrics.get("games", 0.0) / seconds,
                       "positions_per_second": metrics.get("positions", 0.0) / seconds}
             record["compile_seconds"] = compiling.take()
+            if it == 1 and init_from is not None:
+                record["init_from"] = init_from
             last = it == config.run.iterations
             if (config.eval.every and it % config.eval.every == 0) or last:
                 params = trainer.network(state)

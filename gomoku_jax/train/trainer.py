@@ -52,6 +52,10 @@ class Trainer(Protocol):
     def network(self, state: Any) -> Any:
         """The params that agent plays with, from a state."""
 
+    def with_network(self, state: Any, network: Any) -> Any:
+        """`state` with `network` (of `network(state)`'s structure and placement) in place of
+        its own: a warm start (`train.warm_start`)."""
+
     def record(self, done: int) -> dict:
         """Host-side fields of the metrics record of the iteration after `done` iterations
         (JSON values)."""
@@ -61,9 +65,10 @@ def trainer_for(config: Any) -> Trainer:
     """The trainer of `config` (its algorithm's, `algorithms.TRAINERS`), one per config in
     a process, so a resumed or extended run (or a second run of the same config) reuses its
     compiled iteration. Configs that differ only in what the trainer never reads (the seed,
-    which `init` takes, and the checkpoint schedule) share one: a sweep over seeds compiles
-    once."""
-    run = dataclasses.replace(config.run, seed=0, checkpoint_every=1, keep_checkpoints=1)
+    which `init` takes, the checkpoint schedule, and the warm start, which the driver
+    applies) share one: a sweep over seeds compiles once."""
+    run = dataclasses.replace(config.run, seed=0, checkpoint_every=1, keep_checkpoints=1,
+                              init_from="")
     return _trainer(dataclasses.replace(config, run=run))
 
 

@@ -46,12 +46,24 @@ STATIC = pathlib.Path(__file__).parent / "static"
 MAX_BODY_BYTES = 4096
 DEFAULT_GAME = "gomoku"
 
+# One line per Gomoku rule (`config.RULES`) for the page's rule selector.
+RULE_NOTES = {
+    "freestyle": "k or more in a row wins, for both sides.",
+    "exact5": "exactly k in a row wins; an overline (more than k) does not.",
+    "renju": "black wins only with exactly five and may not play a double-three, "
+             "double-four or overline (marked x); white wins with five or more.",
+    "caro": "k or more in a row wins unless the opponent's stones block both ends "
+            "(the board's edge is no block).",
+    "caro_exact5": "caro with exactly k in a row.",
+}
+
 
 def game_options(default_gomoku_size: int = 15) -> dict:
     """What the page may choose for each game (sizes as [min, max])."""
     return {
         "gomoku": {"sizes": [gomoku_config.MIN_BOARD_SIZE, gomoku_config.MAX_BOARD_SIZE],
                    "default_size": default_gomoku_size, "rules": list(gomoku_config.RULES),
+                   "rule_notes": {rule: RULE_NOTES[rule] for rule in gomoku_config.RULES},
                    "default_rule": "freestyle", "default_win_length": 5,
                    "win_lengths": [gomoku_config.MIN_WIN_LENGTH, gomoku_config.MAX_BOARD_SIZE]},
         "fauxgo": {"sizes": [fauxgo_config.MIN_BOARD_SIZE, fauxgo_config.MAX_BOARD_SIZE],

@@ -45,7 +45,10 @@ from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.registry import takes_network
 from gomoku_jax.agents.specs import TRAINED, make_agent, network_agent, parse_spec
 from gomoku_jax.games.gomoku.opening_rule import OpeningGomoku
+from gomoku_jax.games.gomoku.state import BLACK
 from gomoku_jax.games.protocol import Env
+from gomoku_jax.io.forbidden import renju_cells
+from gomoku_jax.io.forbidden import warm as warm_forbidden
 from gomoku_jax.io.player import TimedPlayer
 from gomoku_jax.players import default_agent_spec, default_network, load, uses_network
 from gomoku_jax.players.defaults import PLAYABLE, same_game
@@ -91,6 +94,7 @@ class Seat:
         self.env, self.spec, self.player = env, spec, player
         self.init, self.step = compiled_game(env)
         self.scores = compiled_scores(env)
+        self.renju = env.id == "gomoku" and env.config.rule == "renju"
         self.game_ready: concurrent.futures.Future = concurrent.futures.Future()
         self.job: Optional[concurrent.futures.Future] = None
 
@@ -108,6 +112,8 @@ class Seat:
         try:
             state = self.init(key)
             jax.block_until_ready(self.step(state, np.int32(0)))
+            if self.renju:
+                warm_forbidden(self.env.config.board_size)
             if self.scores is not None:
                 jax.block_until_ready(self.scores(state))
         except BaseException as e:
@@ -115,6 +121,16 @@ class Seat:
             raise
         self.game_ready.set_result(None)
         self.player.prepare(self.env, key)
+
+    def masks(self, state: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(legal, forbidden), bool[A] each, of a host `state`: its legal moves, and the
+        empty cells the side to move may not play (renju: black's forbidden points, with
+        black to move and the game on; `io.forbidden.renju_cells`); none in other games."""
+        if self.renju:
+            black = int(state.color) == BLACK and not bool(state.terminated)
+            return renju_cells(np.asarray(state.board), black)
+        legal = np.asarray(state.legal_action_mask)
+        return legal, np.zeros_like(legal)
 
     def ready(self) -> bool:
         """Whether the game and the player are compiled."""

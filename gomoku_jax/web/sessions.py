@@ -22,7 +22,9 @@ the whole machine) and never wait for a compile: a game whose seat is compiling 
 AI move scheduled when the compile ends. A move that finishes after its game was taken
 back, deleted or expired is dropped. The AI plays only legal moves: a move its agent
 returns outside the legal mask (a bug) is replaced by its policy's best legal move, and
-the view's `ai.message` says so.
+the view's `ai.message` says so. Under renju the legal moves leave out black's forbidden
+points (`Seat.masks`): the view lists them (`forbidden`), a person's black move onto one is
+refused with a 400 naming the rule, and the AI as black never plays one.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class Session:
     ai: views.AiInfo = dataclasses.field(default_factory=views.AiInfo)
     generation: int = 0  # bumped by every change; the worker drops stale results
     last_used: float = 0.0
+    _masks: tuple = (None, None)  # (state, its (legal, forbidden) as NumPy bool[A])
 
     @property
     def env(self) -> Env:
@@ -88,6 +91,14 @@ class Session:
 
     def to_move(self) -> int:
         return int(self.state.color)
+
+    def masks(self, state: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """(legal, forbidden), bool[A] each, of `state` (default the current one; its masks
+        are kept: every poll of the view reads them): `Seat.masks`."""
+        state = self.state if state is None else state
+        if self._masks[0] is not state:
+            self._masks = (state, self.seat.masks(state))
+        return self._masks[1]
 
     def over(self) -> bool:
         return bool(self.state.terminated) or bool(self.state.truncated)
@@ -199,7 +210,12 @@ class SessionStore:
             self._check_turn(s)
             if not 0 <= action < s.env.num_actions:
                 raise ApiError(400, f"action {action} is outside 0..{s.env.num_actions - 1}")
-            if not bool(s.state.legal_action_mask[action]):
+            legal, forbidden = s.masks()
+            if not legal[action] and forbidden[action]:
+                raise ApiError(400, f"{s.env.action_to_text(action)} is a forbidden point for "
+                                    f"black under renju (a double-three, double-four or "
+                                    f"overline that makes no five): play another point")
+            if not legal[action]:
                 raise ApiError(400, f"{s.env.action_to_text(action)} is not a legal move "
                                     f"here")
             state = s.state
@@ -307,7 +323,7 @@ class SessionStore:
         return views.game_view(s.id, s.env, s.state, s.human, s.moves, s.ai, s.seat.spec,
                                your_turn=not s.over() and not s.busy()
                                and s.to_move() == s.human, config=s.config,
-                               scores=s.seat.scores)
+                               scores=s.seat.scores, masks=s.masks())
 
     def _schedule_ai(self, s: Session) -> None:
         """The AI's move in `s` when it is to move: on the worker now, or (its seat still
@@ -349,7 +365,7 @@ class SessionStore:
             if agent_state is None:
                 agent_state = player.init_state(env, key)
             played = player.move(env, state, agent_state, key, budget_s=self.book.budget_s)
-            legal = np.asarray(state.legal_action_mask)
+            legal = s.masks(state)[0]
             policy = views.policy_of(played.info, played.action, env.num_actions)
             action, message = legal_move(played.action, legal, policy)
             new_state = jax.device_get(s.seat.step(state, np.int32(action)))

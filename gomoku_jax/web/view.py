@@ -2,7 +2,8 @@
 
 Board games of the platform share the state fields read here: `board` int8[N, N] (+1
 black, -1 white, 0 empty), `color` int8[] (the colour to move), `winner` int8[] (+1, -1,
-0), `terminated`, `truncated`, `legal_action_mask` bool[A], `last_action` int32[];
+0), `terminated`, `truncated`, `legal_action_mask` bool[A] (or the caller's compiled
+masks, with renju's forbidden points: `seats.compiled_masks`), `last_action` int32[];
 Faux Go's states add `owner` int8[N, N] and `captures` int32[2], and its env `scores`
 (which the caller passes compiled).
 """
@@ -75,11 +76,17 @@ def result_text(winner: int, human: int) -> str:
 
 def game_view(game_id: str, env: Env, state: Any, human: int, moves: list, ai: AiInfo,
               agent: str, *, your_turn: bool, config: Optional[dict] = None,
-              scores: Optional[Callable] = None) -> dict:
+              scores: Optional[Callable] = None,
+              masks: Optional[tuple[np.ndarray, np.ndarray]] = None) -> dict:
     """The JSON-ready view of one game (host state): `config` the game's config (default
-    the env's), `scores` the compiled `env.scores` (None: the game has no scores)."""
+    the env's), `scores` the compiled `env.scores` (None: the game has no scores), `masks`
+    (legal, forbidden) bool[A] each (default: the state's legal mask, nothing forbidden)."""
     board = np.asarray(state.board)
     over = bool(state.terminated) or bool(state.truncated)
+    if masks is None:
+        legal = np.asarray(state.legal_action_mask)
+        masks = (legal, np.zeros_like(legal))
+    legal, forbidden = (np.asarray(m, bool) for m in masks)
     winner = int(state.winner)
     config = dataclasses.asdict(env.config) if config is None else config
     view = {
@@ -97,7 +104,8 @@ def game_view(game_id: str, env: Env, state: Any, human: int, moves: list, ai: A
         "human": COLOUR_NAMES[human],
         "to_move": COLOUR_NAMES[int(state.color)],
         "your_turn": your_turn,
-        "legal": (np.asarray(state.legal_action_mask) & (not over)).tolist(),
+        "legal": (legal & (not over)).tolist(),
+        "forbidden": (forbidden & (not over)).tolist(),
         "last_action": int(state.last_action),
         "moves": [m._asdict() for m in moves],
         "over": over,

@@ -4,6 +4,7 @@ over between moves, and the tree's size follows the node and memory bounds."""
 from __future__ import annotations
 
 import random
+import threading
 
 import jax
 import numpy as np
@@ -203,3 +204,40 @@ def test_committed_params_compile_nothing_on_the_clock():
         tree = out.tree
         moves += [out.action, next(a for a in range(49) if a not in moves + [out.action])]
     assert [f._cache_size() for f in calls] == [1] * len(calls)
+
+
+def test_a_time_hint_grows_the_tree_on_a_thread_and_moves_go_on_meanwhile():
+    clock = FakeClock()
+    s = AnytimeSearch(AGENT, clock=clock, max_nodes=65)
+    assert s.nodes_for(ENV, 1.0) == 0  # nothing measured yet
+    s.prepare(ENV, KEY)
+    s._compiled_for(ENV).estimates[s.chunk] = 0.01  # 8 simulations in 10 ms: 800 a second
+    assert s.nodes_for(ENV, 1.0) == 2049  # 1.5 x 800 = 1200, up to a power of two plus one
+    assert s.nodes_for(ENV, None) == 0
+
+    started = threading.Event()
+    release = threading.Event()
+    real_build = s._build
+
+    def gated_build(env, capacity):  # hold the compile thread until the move is made
+        started.set()
+        release.wait()
+        return real_build(env, capacity)
+
+    s._build = gated_build
+    thread = s.grow_for(ENV, 1.0, KEY)
+    assert thread is not None and started.wait()
+    assert s.capacity(ENV) == 2049 and s.prepared(ENV)
+    move = s.move(ENV, position(24), s.init_state(ENV), KEY, budget_s=0.05)  # no compile
+    assert move.tree.node_visits.shape[-1] == 65
+    release.set()
+    thread.join()
+    move = s.move(ENV, position(24), move.tree, KEY, budget_s=0.05)
+    assert move.tree.node_visits.shape[-1] == 2049  # the grown tree, a fresh one
+    s._compiled_for(ENV).estimates[s.chunk] = 0.01  # (the fake clock measured 0 s)
+    assert s.grow_for(ENV, 1.0, KEY) is None  # compiled already
+
+    s.set_max_tree_bytes(300 * node_bytes(ENV))  # memory bounds a grown tree too
+    assert s.capacity(ENV) == 257
+    s.set_max_tree_bytes(0)
+    assert s.grow_for(ENV, None, KEY) is None and s.capacity(ENV) == 65  # no hint: max_nodes

@@ -6,10 +6,11 @@ import sys
 import pytest
 from experiment_scripts import load_script
 
-SCRIPTS = ("bench_fauxgo", "bench_fauxgo_heuristic", "bench_heuristics", "bench_search",
-           "bench_train", "bench_vcf", "check_threat_tables", "engine_fuzz", "engine_soak", "gmo",
-           "gpu_check", "kill_resume", "leaf_parallel", "load_play", "make_tactics_suite",
-           "play_latency", "pure_mcts", "search_scaling", "strength", "tree_reuse")
+SCRIPTS = ("bench_fauxgo", "bench_fauxgo_heuristic", "bench_heuristics", "bench_rules",
+           "bench_search", "bench_train", "bench_vcf", "bench_vct", "check_threat_tables",
+           "engine_fuzz", "engine_soak", "gmo", "gpu_check", "kill_resume", "leaf_parallel",
+           "load_play", "make_tactics_suite", "play_latency", "pure_mcts", "search_scaling",
+           "strength", "tree_reuse")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

@@ -70,3 +70,57 @@ def test_bad_flags():
         st.main(["--openings", "9", "--board-size", "7"])
     with pytest.raises(SystemExit, match="at least 2 agents"):
         st.main(["--agents", "random", "--board-size", "7"])
+
+
+def test_ladder_against_fake_engines(tmp_path, capsys):
+    """--ladder: 7x7, 2 rungs x 1 opening x 2 colours, our side and the outside engine both
+    tests/fake_pbrain.py; the rung at 10 nodes refuses START and is skipped."""
+    from fake_pbrain import command
+
+    md, js = tmp_path / "l.md", tmp_path / "l.json"
+    assert st.main(["--ladder", command("--refuse-start-when", "r10"),
+                    "--rung-args", "--name r{nodes}", "--rungs", "10,20,30",
+                    "--ours", command("--name", "us", "--ms", "5"), "--board-size", "7",
+                    "--openings", "1", "--ms-per-move", "200", "--rung-ms", "300",
+                    "--margin-ms", "500", "--start-timeout-s", "30",
+                    "--out", str(md), "--json", str(js)]) == 0
+    out = capsys.readouterr().out
+    assert out.strip() == md.read_text().strip()
+    d = json.loads(js.read_text())
+    assert d["mode"] == "ladder" and d["config"] == {"board_size": 7, "rule": "freestyle"}
+    skipped, *played = d["rungs"]
+    assert skipped["nodes"] == 10 and "answered 'ERROR no thanks' to START" in skipped["failed"]
+    assert "games" not in skipped and "| 10 |" in out and "not played" in out
+    for rung, nodes in zip(played, (20, 30)):
+        assert rung["name"] == f"r{nodes}" and rung["info"] == [["max_node", str(nodes)]]
+        games = rung["games"]
+        assert [g["a_black"] for g in games] == [True, False]
+        # the rung's engine got its budget (it echoes INFO max_node); ours got none
+        assert {m for g in games for m in g["messages"]["b"]} == {f"MESSAGE max_node={nodes}"}
+        assert all(g["messages"]["a"] == [] for g in games)
+        results = [g["result"] for g in games]
+        assert (rung["wins"], rung["draws"], rung["losses"]) == (
+            results.count(1.0), results.count(0.5), results.count(0.0))
+        pair = sum(results)
+        assert rung["pairs"] == [int(pair * 2 == i) for i in range(5)]
+        assert rung["elo_paired"]["pairs"] == 1
+        assert rung["time_losses"] == {"a": 0, "b": 0} and rung["errors"] == {"a": 0, "b": 0}
+        # ours sleeps 5 ms before each move: its mean time shows it
+        assert rung["mean_ms"]["a"] >= 5.0
+        row = next(line for line in out.splitlines() if line.startswith(f"| {nodes} |"))
+        assert f"| r{nodes} | {rung['wins']}-{rung['draws']}-{rung['losses']} |" in row
+
+
+def test_ladder_bad_flags():
+    with pytest.raises(SystemExit, match="--agents is not an option of --ladder"):
+        st.main(["--ladder", "x", "--agents", "random,heuristic"])
+    with pytest.raises(SystemExit, match="'no-such-engine' is neither a command on PATH"):
+        st.main(["--ladder", "no-such-engine", "--board-size", "7"])
+    with pytest.raises(SystemExit, match="--rungs takes"):
+        st.main(["--ladder", "python3", "--rungs", "0", "--board-size", "7"])
+    with pytest.raises(SystemExit, match="one --ms-per-move"):
+        st.main(["--ladder", "python3", "--ms-per-move", "100,1000", "--board-size", "7"])
+    with pytest.raises(SystemExit, match="expected KEY=VALUE"):
+        st.main(["--ladder", "python3", "--rung-info", "max_node", "--board-size", "7"])
+    with pytest.raises(SystemExit, match="five in a row"):
+        st.main(["--ladder", "python3", "--board-size", "7", "--win-length", "4"])

@@ -78,6 +78,26 @@ def test_engine_blocks_with_the_no_search_move_when_the_clock_is_short(random7):
     assert not e.last_move["quick"] and e.moves_computed == calls + 1
 
 
+def test_the_time_control_sizes_the_tree_and_time_left_does_not(random7, monkeypatch):
+    """INFO timeout_turn / timeout_match (and START once they are known) ask the player
+    for a tree that holds the longest move; time_left, sent before every move, does not
+    (it would resize the tree every move)."""
+    e = random7
+    calls = []
+    monkeypatch.setattr(e.player, "grow_for", lambda env, budget, key: calls.append(
+        (env, budget)))
+    e.limits.clear()
+    e.handle("INFO timeout_turn 5000")
+    assert calls == [(e.env, pytest.approx(5.0 * 0.8 - 0.05))]
+    e.handle("INFO time_left 3000")
+    assert len(calls) == 1
+    e.handle("INFO timeout_match 100000")  # the first move's share: 100 s / 20
+    assert calls[-1][1] == pytest.approx(min(5.0, 100.0 / 20) * 0.8 - 0.05)
+    e.handle("START 7")
+    assert len(calls) == 3 and calls[-1][0] == e.env
+    e.limits.clear()
+
+
 def _cells_winning(board: np.ndarray, side: int, config: GameConfig) -> set[int]:
     out = set()
     for a in np.flatnonzero(board.reshape(-1) == 0):

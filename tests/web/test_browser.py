@@ -233,6 +233,25 @@ def test_gomoku_and_fauxgo_in_the_browser(page, server_url, tmp_path):
     page.uncheck("#show-analysis")
     assert count(page, "#board .heat") == 0
 
+    # The rule selector offers every rule with its note; renju's forbidden points (the
+    # view's `forbidden`, set here on the finished game's view: a real renju seat compiles
+    # for a minute, tests/web/test_web_rules.py plays one through the API) draw as crosses.
+    from gomoku_jax.games.gomoku.config import RULES
+
+    assert page.locator("#rule option").evaluate_all("os => os.map(o => o.value)") == \
+        list(RULES)
+    page.select_option("#rule", "renju")
+    assert "double-three" in page.locator("#rule-note").text_content()
+    page.select_option("#rule", "caro")
+    assert "block both ends" in page.locator("#rule-note").text_content()
+    assert count(page, "#board .forbidden") == 0
+    page.evaluate("""() => {
+        const forbidden = state.view.legal.map((_, a) => a === 10 || a === 20);
+        state.view = { ...state.view, forbidden }; render(); }""")
+    assert page.locator("#board .forbidden").evaluate_all(
+        "gs => gs.map(g => Number(g.dataset.action))") == [10, 20]
+    page.select_option("#rule", "freestyle")
+
     # Faux Go, 5x5: a few placements, then passes until the game ends (2 N^2 plies at most)
     start_game(page, "fauxgo", 5, komi=0.5, colour="black")
     assert page.locator("#pass").is_visible() and page.locator("#scores-panel").is_visible()

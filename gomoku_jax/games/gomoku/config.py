@@ -10,11 +10,16 @@ import jax
 from gomoku_jax.configs import Bounds
 from gomoku_jax.games.protocol import GameSpec
 
-RULES = ("freestyle", "exact5")
+RULES = ("freestyle", "exact5", "renju", "caro", "caro_exact5")
+EXACT_RULES = ("exact5", "caro_exact5")  # rules where an overline never wins
+CARO_RULES = ("caro", "caro_exact5")  # rules where a run blocked at both ends never wins
 OBSERVATION_FORMS = ("absolute", "canonical")
 PLANE_NAMES = ("none", "patterns", "proximity")
 MIN_BOARD_SIZE, MAX_BOARD_SIZE = 5, 20  # 20: the Gomocup freestyle league's board
 MIN_WIN_LENGTH = 3
+
+# Row / column steps of the four lines through a cell: horizontal, vertical, two diagonals.
+DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 # f(board: int8[N, N], colour: int8[]) -> float32[N, N]; one extra observation plane.
 FeaturePlane = Callable[[jax.Array, jax.Array], jax.Array]
@@ -28,8 +33,12 @@ class GameConfig(GameSpec):
     Attributes:
       board_size: N, the board is N x N (5..20).
       win_length: k, stones in a row needed to win (3..N).
-      rule: "freestyle" (k or more in a row wins) or "exact5" (exactly k wins; overlines
-        do not, as in standard Gomoku; the name follows the usual k = 5).
+      rule: "freestyle" (k or more in a row wins), "exact5" (exactly k wins; overlines
+        do not, as in standard Gomoku; the name follows the usual k = 5), "renju" (k = 5
+        only: black wins with exactly five and may not play a forbidden point, a
+        double-three, double-four or overline, unless it makes five; white wins with five or
+        more), "caro" (k or more wins unless the run is blocked at both ends by opponent
+        stones; the board's edge is not a block) or "caro_exact5" (caro with exactly k).
       observation: default form of `observe`: "absolute" (black / white planes, as in seed
         001) or "canonical" (side-to-move / opponent planes, as AlphaZero nets usually take).
       feature_plane: an extra observation plane appended as the last channel: "none",
@@ -56,6 +65,8 @@ class GameConfig(GameSpec):
                 f"got {k!r}")
         if self.rule not in RULES:
             raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
+        if self.rule == "renju" and k != 5:
+            raise ValueError(f"rule 'renju' is defined for win_length 5, got {k}")
         if self.observation not in OBSERVATION_FORMS:
             raise ValueError(
                 f"observation must be one of {OBSERVATION_FORMS}, got {self.observation!r}")

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from gomoku_jax.games import symmetry
 from gomoku_jax.games.board import BoardEnv
-from gomoku_jax.games.gomoku import positions, rules, threat_moves
+from gomoku_jax.games.gomoku import positions, rules, threat_moves, vct_moves
 from gomoku_jax.games.gomoku.config import FeaturePlane, GameConfig
 from gomoku_jax.games.gomoku.features.proximity import proximity_mask
 from gomoku_jax.games.gomoku.observe import observe
@@ -23,16 +23,20 @@ VERSION = "v1"
 
 
 class Gomoku(BoardEnv):
-    """Gomoku on an N x N board, k in a row, freestyle or exact-k; pgx's Env conventions.
+    """Gomoku on an N x N board, k in a row, under one of `config.RULES` (freestyle,
+    exact5, renju, caro, caro_exact5); pgx's Env conventions.
 
     Black (+1) moves first, white is -1, empty 0; `action = row * N + col`. Two player ids
     0 and 1: `init(key)` draws which one plays black (as pgx does), `rewards[player_id]`.
 
     Outcomes (all inside `jit`):
-      - a winning line (k or more for "freestyle", exactly k for "exact5") through the new
-        stone: +1 to the mover, -1 to the opponent, `winner` set to the mover's colour;
+      - a winning line through the new stone, as the rule defines it (k or more for
+        "freestyle", exactly k for "exact5", black exactly five and white five or more for
+        "renju", not blocked at both ends by the opponent for the caro rules): +1 to the
+        mover, -1 to the opponent, `winner` set to the mover's colour;
       - a full board without a winning line: a draw, zero rewards, `winner` 0;
-      - an illegal action (an occupied cell, or outside [0, N*N)): the board is untouched,
+      - an illegal action (an occupied cell, outside [0, N*N), or under renju black's
+        forbidden point, which `legal_action_mask` leaves out): the board is untouched,
         the game ends and the mover loses (-1, opponent +1), as in pgx;
       - stepping a terminated state returns it unchanged with zero rewards; its
         `legal_action_mask` is all True, so masked policies never divide by zero.
@@ -96,9 +100,14 @@ class Gomoku(BoardEnv):
         """The 8 three-stone openings near the centre (`openings.DEFAULT_OPENINGS`)."""
         return opening_actions(DEFAULT_OPENINGS, self.board_size)
 
-    def forcing_moves(self, states: State, max_nodes: int) -> tuple[jax.Array, jax.Array]:
+    def forcing_moves(self, states: State, max_nodes: int, vct_nodes: int = 0,
+                      vct_defend: bool = False) -> tuple[jax.Array, jax.Array]:
         """VCF at the root of a batch: the side to move's winning four, or the refutations
-        of the opponent's VCF (`threat_moves.forcing_moves`)."""
+        of the opponent's VCF (`threat_moves.forcing_moves`); with `vct_nodes` > 0 (a VCT
+        node budget, static) then the side to move's VCT, and with `vct_defend` the
+        refutations of the opponent's (`vct_moves.forcing_moves`; freestyle and exact5)."""
+        if vct_nodes:
+            return vct_moves.forcing_moves(states, max_nodes, vct_nodes, defend=vct_defend)
         return threat_moves.forcing_moves(states, max_nodes)
 
     def synthetic_examples(self, key: jax.Array, num: int) -> Examples:

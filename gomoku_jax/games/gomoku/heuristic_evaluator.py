@@ -12,8 +12,8 @@ import jax
 from gomoku_jax import configs
 from gomoku_jax.games.gomoku.features.cell_values import CellValues, cell_values, position_value
 from gomoku_jax.games.gomoku.features.heuristic_score import HeuristicScoreConfig
-from gomoku_jax.games.gomoku.features.patterns import PatternConfig
-from gomoku_jax.games.gomoku.state import State
+from gomoku_jax.games.gomoku.features.patterns import PatternConfig, forbidden_for
+from gomoku_jax.games.gomoku.state import BLACK, State
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,16 +32,20 @@ class HeuristicWeights:
     def __post_init__(self):
         configs.validate(self)  # the fields of subclasses (the evaluator, the agent) too
 
-    def cell_values(self, board, colour, win_length, rule) -> CellValues:
-        """What a `colour` stone is worth on each cell of `board` with these weights."""
+    def cell_values(self, board, colour, win_length, rule, forbidden=None) -> CellValues:
+        """What a `colour` stone is worth on each cell of `board` with these weights
+        (forbidden: renju's forbidden points for black, when known)."""
         return cell_values(board, colour, win_length, rule, self.patterns, self.score_weight,
-                           self.heuristic_score)
+                           self.heuristic_score, forbidden=forbidden)
 
     def both_sides(self, state: State) -> tuple[CellValues, CellValues]:
-        """(the side to move's cell values, the opponent's)."""
+        """(the side to move's cell values, the opponent's), under the game's rule."""
         cfg = state.config
-        return (self.cell_values(state.board, state.color, cfg.win_length, cfg.rule),
-                self.cell_values(state.board, -state.color, cfg.win_length, cfg.rule))
+        forbidden = forbidden_for(state.board, BLACK, cfg.rule)  # renju: once for both
+        return (self.cell_values(state.board, state.color, cfg.win_length, cfg.rule,
+                                 forbidden),
+                self.cell_values(state.board, -state.color, cfg.win_length, cfg.rule,
+                                 forbidden))
 
 
 @dataclasses.dataclass(frozen=True)

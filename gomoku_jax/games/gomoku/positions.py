@@ -11,8 +11,7 @@ from typing import Iterable, Sequence, Union
 import jax.numpy as jnp
 import numpy as np
 
-from gomoku_jax.games.gomoku.config import GameConfig
-from gomoku_jax.games.gomoku.rules import DIRECTIONS
+from gomoku_jax.games.gomoku.config import CARO_RULES, DIRECTIONS, EXACT_RULES, GameConfig
 from gomoku_jax.games.gomoku.state import BLACK, WHITE, State
 
 Move = Union[int, Sequence[int]]
@@ -32,22 +31,35 @@ def _ahead(mask: np.ndarray, dr: int, dc: int) -> np.ndarray:
 
 
 def winning_colours(board: np.ndarray, config: GameConfig) -> set[int]:
-    """Colours (+1 / -1) with a winning line anywhere on `board`: a full-board NumPy scan.
+    """Colours (+1 / -1) with a winning line anywhere on `board` under `config.rule`: a
+    full-board NumPy scan of the maximal runs (k or more; exactly k under exact5,
+    caro_exact5 and for black under renju; under caro not with opponent stones just past
+    both ends).
 
     Independent of the incremental check in `rules.wins_through`, which tests compare it to.
     """
-    k = config.win_length
+    k, rule = config.win_length, config.rule
+    board = np.asarray(board)
+    n = board.shape[0]
+    rows, cols = np.indices(board.shape)
     found = set()
     for colour in (BLACK, WHITE):
-        mine = board == colour
+        mine, theirs = board == colour, board == -colour
+        exact = rule in EXACT_RULES or (rule == "renju" and colour == BLACK)
         for dr, dc in DIRECTIONS:
-            # window[r, c]: the k cells from (r, c) along (dr, dc) are all `colour`.
-            window = mine.copy()
-            for i in range(1, k):
-                window &= _ahead(mine, i * dr, i * dc)
-            if config.rule == "exact5":  # the run must not extend on either side
-                window &= ~_ahead(mine, -dr, -dc) & ~_ahead(mine, k * dr, k * dc)
-            if window.any():
+            start = mine & ~_ahead(mine, -dr, -dc)  # the first stone of each maximal run
+            length = np.zeros(board.shape, np.int32)
+            alive = mine.copy()
+            for i in range(1, n + 1):
+                length += alive
+                alive &= _ahead(mine, i * dr, i * dc)
+            wins = start & ((length == k) if exact else (length >= k))
+            if rule in CARO_RULES:
+                r, c = rows + length * dr, cols + length * dc
+                inside = (r >= 0) & (r < n) & (c >= 0) & (c < n)
+                after = inside & theirs[np.clip(r, 0, n - 1), np.clip(c, 0, n - 1)]
+                wins &= ~(_ahead(theirs, -dr, -dc) & after)
+            if wins.any():
                 found.add(colour)
     return found
 

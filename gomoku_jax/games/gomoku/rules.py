@@ -8,11 +8,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gomoku_jax.games.gomoku.config import GameConfig
+from gomoku_jax.games.gomoku.config import CARO_RULES, DIRECTIONS, EXACT_RULES, GameConfig
 from gomoku_jax.games.gomoku.state import BLACK, EMPTY, State
-
-# Row / column steps of the four lines through a cell: horizontal, vertical, two diagonals.
-DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 
 def initial_state(config: GameConfig, black_player: jax.Array) -> State:
@@ -46,44 +43,80 @@ def _ray_offsets(reach: int) -> tuple[np.ndarray, np.ndarray]:
     return d_row, d_col
 
 
+def _reach(config: GameConfig) -> int:
+    """How far along each ray `wins_through` looks: k - 1 for freestyle; k where an overline
+    must be seen (exact5, caro_exact5, renju); the whole line for caro, whose win depends on
+    the cells just beyond both ends of the maximal run, however long it is."""
+    n, k, rule = config.board_size, config.win_length, config.rule
+    if rule == "caro":
+        return n - 1
+    if rule in EXACT_RULES or rule == "renju":
+        return k
+    return k - 1
+
+
 def wins_through(flat_board: jax.Array, cell: jax.Array, color: jax.Array,
                  config: GameConfig) -> jax.Array:
     """bool[]: does the stone of `color` at `cell` make a winning line?
 
-    Looks only at the 4 lines through `cell` (at most 8k cells), never at the whole board.
-    For "freestyle" a run of k or more wins; for "exact5" exactly k (so each side is
-    inspected k cells out, one further than freestyle needs, to see an overline).
+    Looks only at the 4 lines through `cell` (at most 8 (N - 1) cells), never at the whole
+    board. The maximal run of `color` through `cell` along a line wins when its length L is:
+      freestyle: L >= k; exact5: L == k; renju: L == 5 for black, L >= 5 for white;
+      caro / caro_exact5: L >= k / L == k, and the cells just beyond the run's two ends are
+      not both opponent stones (the edge of the board does not block).
+    (The rule is static: one Python branch, so freestyle costs what it always did.)
 
     Args:
       flat_board: int8[N*N] with the stone already placed.
       cell: int32[] in [0, N*N).
-      color: int8[] the colour of the stone at `cell`.
+      color: int8[] the colour of the stone at `cell` (may be traced).
     """
-    n, k = config.board_size, config.win_length
-    reach = k if config.rule == "exact5" else k - 1
+    n, k, rule = config.board_size, config.win_length, config.rule
+    reach = _reach(config)
+    caro = rule in CARO_RULES
     d_row, d_col = _ray_offsets(reach)
     row, col = cell // n, cell % n
 
-    def run_length(sign: int) -> jax.Array:
+    def ray(sign: int) -> tuple[jax.Array, jax.Array]:
+        """(int32[4] run of `color` beyond `cell`, bool[4] the cell after it is an opponent
+        stone: only computed for caro)."""
         r, c = row + sign * d_row, col + sign * d_col
         on_board = (r >= 0) & (r < n) & (c >= 0) & (c < n)
-        same = on_board & (flat_board[jnp.clip(r * n + c, 0, n * n - 1)] == color)
-        return jnp.sum(jnp.cumprod(same.astype(jnp.int32), axis=1), axis=1)
+        stones = flat_board[jnp.clip(r * n + c, 0, n * n - 1)]
+        same = on_board & (stones == color)
+        run = jnp.sum(jnp.cumprod(same.astype(jnp.int32), axis=1), axis=1)
+        if not caro:
+            return run, None
+        opponent = on_board & (stones == -color)
+        # The cell just past the run, when it is within the ray (past it: off the board
+        # for caro, or a run too long to matter for caro_exact5).
+        after = jnp.take_along_axis(opponent, jnp.minimum(run, reach - 1)[:, None], axis=1)
+        return run, after[:, 0] & (run < reach)
 
-    line = 1 + run_length(1) + run_length(-1)
-    if config.rule == "exact5":
-        return jnp.any(line == k)
-    return jnp.any(line >= k)
+    (forward, stop_f), (backward, stop_b) = ray(1), ray(-1)
+    line = 1 + forward + backward
+    if rule == "renju":
+        five = jnp.where(color == BLACK, line == k, line >= k)
+    elif rule in EXACT_RULES:
+        five = line == k
+    else:
+        five = line >= k
+    if caro:
+        five = five & ~(stop_f & stop_b)
+    return jnp.any(five)
 
 
 def step(state: State, action: jax.Array) -> State:
     """One move of the side to move. Pure; batch with `jax.vmap`.
 
     - A terminated state is returned unchanged, with zero rewards.
-    - An illegal action (an occupied cell, or outside [0, N*N)) leaves the board untouched
-      and ends the game: the mover loses (-1, the opponent gets +1), as in pgx.
+    - An illegal action (an occupied cell, outside [0, N*N), or under "renju" a forbidden
+      point for black: a double-three, double-four or overline that makes no five) leaves
+      the board untouched and ends the game: the mover loses (-1, the opponent gets +1), as
+      in pgx.
     - A legal move places a stone; the game ends with +1 to the mover if it makes a winning
-      line through that cell, or as a draw (zero rewards) if it fills the board.
+      line through that cell (`wins_through`, per the rule), or as a draw (zero rewards) if
+      it fills the board.
 
     Args:
       state: an unbatched State.
@@ -95,6 +128,9 @@ def step(state: State, action: jax.Array) -> State:
     flat = state.board.reshape(num_actions)
     cell = jnp.clip(action, 0, num_actions - 1)
     legal = (action >= 0) & (action < num_actions) & (flat[cell] == EMPTY)
+    if cfg.rule == "renju":  # black may not play a forbidden point (it makes no five)
+        from gomoku_jax.games.gomoku.renju import forbidden_at
+        legal = legal & ~((state.color == BLACK) & forbidden_at(flat, cell, cfg.board_size))
     live = ~state.terminated
     place = live & legal
 

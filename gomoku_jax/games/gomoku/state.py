@@ -53,9 +53,24 @@ class State:
 
     @property
     def legal_action_mask(self) -> jax.Array:
-        """bool[N*N]: empty cells; all True once terminated (pgx's convention)."""
+        """bool[N*N]: empty cells; all True once terminated (pgx's convention).
+
+        Under "renju", with black to move, black's forbidden points are left out
+        (`renju.forbidden_points`); if that leaves nothing, the empty cells (stepping a
+        forbidden one still loses) so that a masked policy never divides by zero. That
+        costs a forbidden-point scan of the board on every access (docs/games/gomoku.md).
+        """
         flat = self.board.reshape(*self.board.shape[:-2], -1)
-        return (flat == EMPTY) | self.terminated[..., None]
+        empty = flat == EMPTY
+        if self.config.rule == "renju":
+            from gomoku_jax.games.gomoku.renju import forbidden_points
+
+            n = self.board.shape[-1]
+            forbidden = jax.vmap(forbidden_points)(self.board.reshape(-1, n, n))
+            allowed = empty & ~((self.color == BLACK)[..., None]
+                                & forbidden.reshape(flat.shape))
+            empty = jnp.where(jnp.any(allowed, axis=-1, keepdims=True), allowed, empty)
+        return empty | self.terminated[..., None]
 
     @property
     def last_action(self) -> jax.Array:

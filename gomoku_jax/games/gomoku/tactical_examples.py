@@ -24,10 +24,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from gomoku_jax import configs
-from gomoku_jax.games.gomoku.config import GameConfig
+from gomoku_jax.games.gomoku import rules
+from gomoku_jax.games.gomoku.config import DIRECTIONS, EXACT_RULES, GameConfig
 from gomoku_jax.games.gomoku.features.lines import line_planes, run_length
 from gomoku_jax.games.gomoku.features.proximity import ProximityConfig, proximity_mask
-from gomoku_jax.games.gomoku.rules import DIRECTIONS
 from gomoku_jax.games.gomoku.state import BLACK, WHITE, State
 from gomoku_jax.games.protocol import Examples
 from gomoku_jax.games.random_play import pick_legal
@@ -75,8 +75,11 @@ def tactical_examples(config: GameConfig, key: jax.Array, num: int, *, min_stone
       Valid means, on the final position: no winning line on the board for either colour;
       black has as many stones as white (black to move) or one more (white to move);
       complete-five: the mover has at least one winning cell; block-four: the mover has
-      none and the opponent exactly one. Winning cells follow the rule (under exact5 a move
-      making an overline is not one).
+      none and the opponent exactly one (under renju, for black, not a forbidden point).
+      Winning cells follow the rule (`rules.wins_through`: under exact5 a move making an
+      overline is not one; under caro a five blocked at both ends is not one). Under caro
+      the block-four target is the five cell; a stone just past the end of the four's run
+      can be another defence that the target leaves out.
 
     Raises:
       ValueError: num, min_stones or max_stones out of range.
@@ -144,7 +147,7 @@ def _example(config: GameConfig, key: jax.Array, min_stones: int, max_stones: in
     far_flank = ((gap == 0) & (idx == k + 2)) | ((gap == k - 1) & (idx == 1))
     far_outer = ((gap == 0) & (idx == k + 3)) | ((gap == k - 1) & (idx == 0))
     outer_attacker = far_outer & on_board & (end_u < 0.5)
-    overline = (config.rule == "exact5") & jnp.any(outer_attacker)
+    overline = _exact_for(config, attacker) & jnp.any(outer_attacker)
     flank_defender = flank & ((end_u < 0.5) | (far_flank & ~complete & ~overline))
     current = flat[jnp.minimum(cells, a - 1)]
     values = jnp.select([four, flank_defender, outer_attacker, outer & (current != attacker)],
@@ -179,6 +182,11 @@ def _example(config: GameConfig, key: jax.Array, min_stones: int, max_stones: in
     num_mover, num_opp = jnp.sum(mover_wins), jnp.sum(opp_wins)
     balanced = _count(flat, BLACK) - _count(flat, WHITE) == (mover == WHITE)
     tactic = jnp.where(complete, num_mover >= 1, (num_mover == 0) & (num_opp == 1))
+    if config.rule == "renju":  # black cannot block a four on its forbidden point
+        from gomoku_jax.games.gomoku.renju import forbidden_points
+
+        tactic = tactic & ~(~complete & (mover == BLACK)
+                            & jnp.any(opp_wins & forbidden_points(board)))
     valid = ~won & balanced & tactic
     target = jnp.where(complete, mover_wins, opp_wins).reshape(a).astype(jnp.float32)
     policy = jnp.where(valid, target / jnp.maximum(jnp.sum(target), 1.0), 0.0)
@@ -200,9 +208,23 @@ def _example(config: GameConfig, key: jax.Array, min_stones: int, max_stones: in
                     weight=valid.astype(jnp.float32))
 
 
+def _exact_for(config: GameConfig, colour: jax.Array) -> jax.Array:
+    """bool[]: an overline does not win for `colour` under the rule."""
+    if config.rule == "renju":
+        return colour == BLACK
+    return jnp.bool_(config.rule in EXACT_RULES)
+
+
 def _on_winning_line(board: jax.Array, colour: jax.Array, config: GameConfig) -> jax.Array:
     """bool[N, N]: a stone of `colour` on the cell (whatever it holds now) is part of a
-    winning line: on an empty cell, the move wins; on a `colour` stone, the line exists."""
+    winning line: on an empty cell, the move wins; on a `colour` stone, the line exists.
+    Any rule (`rules.wins_through` on every cell; freestyle and exact5 on the line planes)."""
+    if config.rule not in ("freestyle", "exact5"):
+        n = config.board_size
+        flat = board.reshape(n * n)
+        cells = jnp.arange(n * n, dtype=jnp.int32)
+        return jax.vmap(lambda c: rules.wins_through(flat.at[c].set(colour), c, colour,
+                                                     config))(cells).reshape(n, n)
     k, exact = config.win_length, config.rule == "exact5"
     reach = k if exact else k - 1  # exact5 looks one cell further, to see an overline
     own = line_planes(board, reach) == colour  # [2 reach + 1, 4, N, N]

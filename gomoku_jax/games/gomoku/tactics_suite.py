@@ -1,6 +1,6 @@
 """Gomoku's tactical test suite, generated and labelled by the exact solver (`solver.py`).
 
-Seven categories, each a position with the side to move and the complete set of correct
+Eight categories, each a position with the side to move and the complete set of correct
 moves (exact for freestyle, except the conservative `fours_*` sets below; horizon in plies in
 brackets):
 
@@ -20,6 +20,11 @@ brackets):
                 last an open or double four, then five) but none within 5; the solutions are
                 every first move of a VCF that wins within 7 plies (`Solver.vcf_moves`).
 - `fours_9`     the same with a VCF within 9 plies (four fours) but none within 7.
+- `vct`         win by a threat that is no four: no win within 3 plies, no threat to stop
+                (the opponent has no win within 3 plies), a win within 5 plies, none of
+                whose first moves is a four (typically a double three), and no VCF within
+                `VCT_VCF_PLIES` = 9 plies (so no line of fours answers it either); every
+                move that wins within 5 plies [5].
 
 The `fours_7` / `fours_9` solution sets are conservative: a move that wins in time by a line
 that is not all fours (a VCT, e.g. a four followed by a three-three, or an open three first)
@@ -30,16 +35,19 @@ position may also have a 7-ply win by threes.
 Positions come from random play near existing stones (a seeded NumPy generator), classified
 in the order above, so a position in a later category has none of the earlier features.
 `default_suite()` loads the suite shipped with the package (15x15 freestyle, 40 puzzles per
-category, 280 in all); `gomoku_jax.eval.puzzles.solve_rates` scores an agent on
+category, 320 in all); `gomoku_jax.eval.puzzles.solve_rates` scores an agent on
 `suite.puzzles_for_eval()`.
 
-The shipped file was built in two steps. Its first 200 puzzles (the five basic categories)
-come from an earlier version of `generate` and are kept byte for byte (the current code with
-seed 0 draws other positions). The 80 `fours_7` / `fours_9` puzzles were appended by
-`generate(15, 40, seed=0, categories=FOURS_CATEGORIES)`, i.e.
+The shipped file was built in three steps. Its first 200 puzzles (the five basic
+categories) come from an earlier version of `generate` and are kept byte for byte (the
+current code with seed 0 draws other positions). The 80 `fours_7` / `fours_9` puzzles were
+appended by `generate(15, 40, seed=0, categories=FOURS_CATEGORIES)`, i.e.
 
     python experiments/make_tactics_suite.py --categories fours_7,fours_9 --seed 0 \
         --append gomoku_jax/games/gomoku/data/tactics_15x15_freestyle.json
+
+and the 40 `vct` puzzles the same way with `--categories vct` (the 280 before them
+unchanged).
 """
 
 from __future__ import annotations
@@ -61,7 +69,9 @@ from gomoku_jax.games.gomoku.solver import Solver
 BASIC_CATEGORIES = ("five", "block_four", "open_four", "stop_three", "fours_win")
 FOURS_PLIES = {"fours_7": 7, "fours_9": 9}  # VCF categories and their horizons
 FOURS_CATEGORIES = tuple(FOURS_PLIES)
-CATEGORIES = BASIC_CATEGORIES + FOURS_CATEGORIES
+VCT_CATEGORIES = ("vct",)
+CATEGORIES = BASIC_CATEGORIES + FOURS_CATEGORIES + VCT_CATEGORIES
+VCT_VCF_PLIES = 9  # a `vct` position has no VCF within this many plies
 _SYMBOLS = {"x": 1, "o": -1, ".": 0}
 DEFAULT_SUITE = "tactics_15x15_freestyle.json"
 
@@ -132,17 +142,21 @@ def _classify(solver: Solver, b: np.ndarray, me: int, wanted: set[str]
     if threats.size:
         return ("block_four", threats.tolist()) if threats.size == 1 else None
     fours = set(solver.four_moves(b, me).tolist())
-    basic = bool(wanted & {"open_four", "stop_three", "fours_win"})
+    basic = bool(wanted & {"open_four", "stop_three", "fours_win", "vct"})
     if basic:
         quick = solver.winning_moves(b, me, 3)
         if quick:
             return "open_four", quick
         if not fours:
             saves = solver.saving_moves(b, me, 3)
-            return ("stop_three", saves) if saves else None
+            if saves or saves == [] or "vct" not in wanted:
+                return ("stop_three", saves) if saves else None
+            return _vct(solver, b, me, solver.winning_moves(b, me, 5))
         wins = solver.winning_moves(b, me, 5)
         if wins:
-            return ("fours_win", wins) if fours.intersection(wins) else None
+            if fours.intersection(wins):
+                return "fours_win", wins
+            return _vct(solver, b, me, wins) if "vct" in wanted else None
     if not fours or not wanted & set(FOURS_CATEGORIES):
         return None  # (a VCF starts with a four)
     depth = solver.vcf_depth(b, me, max(FOURS_PLIES.values()))
@@ -152,6 +166,16 @@ def _classify(solver: Solver, b: np.ndarray, me: int, wanted: set[str]
     if not basic and solver.wins_within(b, me, 5):
         return None  # (when `basic` ran, no win within 5 plies is already known)
     return category, solver.vcf_moves(b, me, depth)
+
+
+def _vct(solver: Solver, b: np.ndarray, me: int, wins: list[int]
+         ) -> Optional[tuple[str, list[int]]]:
+    """The `vct` label of a position with no win within 3 plies, no threat to stop, and
+    `wins` its moves that win within 5 plies, none of them a four: one, unless the side to
+    move also has a VCF within `VCT_VCF_PLIES` (then a VCF could be a correct answer)."""
+    if not wins or solver.vcf_depth(b, me, VCT_VCF_PLIES) is not None:
+        return None
+    return "vct", wins
 
 
 def random_position(rng: np.random.Generator, board_size: int, num_stones: int,
@@ -281,7 +305,8 @@ def load(path: str | Path) -> Suite:
 
 
 def default_suite() -> Suite:
-    """The suite shipped with the package: 15x15 freestyle, 40 puzzles per category (280:
-    the five basic categories, then `fours_7` and `fours_9`; see the module doc)."""
+    """The suite shipped with the package: 15x15 freestyle, 40 puzzles per category (320:
+    the five basic categories, then `fours_7` and `fours_9`, then `vct`; see the module
+    doc)."""
     text = resources.files("gomoku_jax.games.gomoku").joinpath("data", DEFAULT_SUITE).read_text()
     return from_json(json.loads(text), DEFAULT_SUITE)

@@ -2,9 +2,10 @@
 
 The attacker (`attacker`, +1 or -1) is to move on `board` (int8[N, N]); the defender is the
 other colour. A *five cell* of a colour is an empty cell where a stone of that colour wins
-(k in a row; exactly k under "exact5"). A move *makes a four* when, after it, its colour has
-at least one five cell (equivalently: a FOUR or OPEN_FOUR `patterns.threats` code on one of
-the cell's lines, since before the move the attacker has no five cell).
+under the rule (`patterns.five_cells`: k in a row; exactly k under "exact5"; per colour under
+"renju"; not blocked at both ends under caro). A move *makes a four* when, after it, its
+colour has at least one five cell (equivalently: a FOUR or OPEN_FOUR `patterns.threats`
+code on one of the cell's lines, since before the move the attacker has no five cell).
 
 The search, exactly:
 
@@ -21,6 +22,22 @@ The search, exactly:
   shows the lowest) and the attacker completes another. Otherwise the defender must block
   the single five cell, and the search goes on from that position (the block may have made
   the defender a four or two: the rule above handles it at the next attacker turn).
+
+The rules change the defender's side only where a four can be met otherwise than by taking
+its five cell:
+- renju: black never plays a forbidden point, as attacker (forbidden points carry no
+  threat codes for black, so they are no candidates) or as defender: a white four whose
+  five cell is forbidden for black wins as a double four does (`line` then shows -1 for
+  black's block, and the five cell as white's five).
+- caro, caro_exact5: a defender stone just past an end of the five's run also kills a five
+  cell (the run would be blocked at both ends), so after every attacker four the defences
+  are counted exactly: the five cell and the cells past the ends of the attacker's runs
+  through it, each tried (a defence must kill the lowest five cell, and only those cells
+  can). None: the attacker wins (`line` shows the lowest five cell as the block, and a five
+  cell left after it); one: it is the forced block; two or more: the four is not followed
+  (the search stays sound, not complete: it proves only wins whose every four has a single
+  defence). At the attacker's turns the rule above stands: against the defender's five
+  cells the attacker only takes the single one.
 
 Counting: `depth` d is the number of four-making attacker moves; the last of them makes two
 five cells, so the win takes 2d + 1 plies counting the final five (d fours, d replies, the
@@ -60,16 +77,18 @@ import jax.numpy as jnp
 
 from gomoku_jax import configs
 from gomoku_jax.configs import PositiveInt
-from gomoku_jax.games.gomoku.config import RULES
+from gomoku_jax.games.gomoku.config import CARO_RULES, DIRECTIONS, RULES
 from gomoku_jax.games.gomoku.features.patterns import (
     CLOSED_THREE,
-    FIVE,
     FOUR,
     OPEN_FOUR,
     OPEN_THREE,
     OPEN_TWO,
+    five_cells,
     threats,
 )
+
+WHITE = -1
 
 # Candidate priorities: bit fields of an int32, larger tried first, 0 = not a candidate.
 _DOUBLE = 1 << 12       # two five cells after the move: wins at once
@@ -127,9 +146,37 @@ def _check_static(win_length: int, rule: str) -> None:
 
 
 def _fives(flat: jax.Array, n: int, colour: jax.Array, k: int, rule: str) -> jax.Array:
-    """bool[N*N]: the five cells of `colour` on the flat board."""
-    codes = threats(flat.reshape(n, n), colour, k, rule)
-    return jnp.any(codes == FIVE, axis=-1).reshape(-1)
+    """bool[N*N]: the five cells of `colour` on the flat board, under `rule`."""
+    return five_cells(flat.reshape(n, n), colour, k, rule).reshape(-1)
+
+
+def _caro_defences(after: jax.Array, n: int, att: jax.Array, k: int, rule: str,
+                   five: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Caro: the defender's answers to a four whose lowest five cell is `five`.
+
+    Returns (cells int32[9]: `five` and, per line, the cells just past both ends of the
+    attacker's run through it, -1 off the board; kills bool[9]: the cell is empty and a
+    defender stone there leaves the attacker no five cell; rest bool[N*N]: the attacker's
+    five cells after a defender stone on `five`).
+    """
+    row, col = five // n, five % n
+    filled = after.at[five].set(att)
+    dist = jnp.arange(1, n, dtype=jnp.int32)
+    cells = [five]
+    for dr, dc in DIRECTIONS:
+        for sign in (1, -1):
+            r, c = row + sign * dr * dist, col + sign * dc * dist
+            on = (r >= 0) & (r < n) & (c >= 0) & (c < n)
+            same = on & (filled[jnp.clip(r * n + c, 0, n * n - 1)] == att)
+            run = jnp.sum(jnp.cumprod(same.astype(jnp.int32)))
+            rr, cc = row + sign * dr * (run + 1), col + sign * dc * (run + 1)
+            cells.append(jnp.where((rr >= 0) & (rr < n) & (cc >= 0) & (cc < n),
+                                   rr * n + cc, -1))
+    cells = jnp.stack(cells).astype(jnp.int32)
+    at = jnp.clip(cells, 0, n * n - 1)
+    rest = jax.vmap(lambda e: _fives(after.at[e].set(-att), n, att, k, rule))(at)
+    kills = (cells >= 0) & (after[at] == 0) & ~jnp.any(rest, axis=1)
+    return cells, kills, rest[0]
 
 
 def _candidates(flat: jax.Array, n: int, attacker: jax.Array, k: int, rule: str,
@@ -219,10 +266,28 @@ def vcf(board: jax.Array, attacker, win_length: int = 5, rule: str = "freestyle"
         num_fives = jnp.sum(fives, dtype=jnp.int32)
         block = jnp.argmax(fives).astype(jnp.int32)
         other = jnp.argmax(fives.at[block].set(False)).astype(jnp.int32)
-        won = tried & (num_fives >= 2)
+        shown = block  # the block the line shows when the attacker wins
+        if rule in CARO_RULES:  # every defence counted (module doc)
+            cells, kills, rest = _caro_defences(after, n, att, k, rule, block)
+            defences = jnp.sum(kills, dtype=jnp.int32)
+            four = num_fives > 0
+            won = tried & four & (defences == 0)
+            goes_on = tried & four & (defences == 1)
+            other = jnp.argmax(rest).astype(jnp.int32)
+            block = jnp.where(defences == 1, cells[jnp.argmax(kills)], block)
+        else:
+            won = tried & (num_fives >= 2)
+            goes_on = tried & (num_fives == 1)
+            if rule == "renju":  # black cannot block on its forbidden point
+                from gomoku_jax.games.gomoku.renju import forbidden_at
+
+                unblockable = goes_on & (att == WHITE) & forbidden_at(after, block, n)
+                won = won | unblockable
+                goes_on = goes_on & ~unblockable
+                shown = jnp.where(unblockable, -1, block)
+                other = jnp.where(unblockable, block, other)
         blocked = after.at[block].set(-att)
         next_prio = _candidates(blocked, n, att, k, rule, move)
-        goes_on = tried & (num_fives == 1)
         push = goes_on & (level + 1 < s.limit)
         cut = goes_on & ~push & jnp.any(next_prio > 0)
         prio = s.prio.at[level, move].set(jnp.where(tried, 0, row[move]))
@@ -236,7 +301,7 @@ def vcf(board: jax.Array, attacker, win_length: int = 5, rule: str = "freestyle"
             level=jnp.where(done, s.level, level + push),
             limit=s.limit, cutoff=s.cutoff | cut, nodes=s.nodes + tried,
             found=won, finished=done,
-            win=jnp.where(won, jnp.stack([move, block, other]), s.win))
+            win=jnp.where(won, jnp.stack([move, shown, other]), s.win))
 
     s = jax.lax.while_loop(cond, body, init._replace(found=five_now))
     searched = s.found & ~five_now

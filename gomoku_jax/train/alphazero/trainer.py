@@ -184,6 +184,10 @@ class AlphaZero:
         """The params the trained agent plays with."""
         return state.variables
 
+    def with_network(self, state: TrainState, network: NetVars) -> TrainState:
+        """`state` with `network`'s params and batch statistics (a warm start)."""
+        return state.replace(params=network.params, batch_stats=network.batch_stats)
+
     @functools.cached_property
     def jitted_iteration(self) -> dict:
         """{bootstrap flag: the jitted `(TrainState) -> (TrainState, metrics)`} (each

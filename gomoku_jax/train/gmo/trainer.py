@@ -128,6 +128,10 @@ class GMOTrainer:
         """The params the trained agent plays with."""
         return state.params
 
+    def with_network(self, state: GMOTrainState, network: Any) -> GMOTrainState:
+        """`state` with `network`'s params (a warm start)."""
+        return state.replace(params=network)
+
     def record(self, done: int) -> dict:
         """Nothing besides the metrics."""
         return {}

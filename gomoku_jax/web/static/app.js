@@ -235,6 +235,17 @@ function renderBoard() {
     }
   }
 
+  // renju: black's forbidden points (double-three, double-four, overline) as small red crosses
+  const arm = CELL * 0.16;
+  (view.forbidden || []).forEach((f, a) => {
+    if (!f || a >= n * n) return;
+    const x = xy(a % n), y = xy(Math.floor(a / n));
+    const cross = el("g", { class: "forbidden", "data-action": a }, svg);
+    el("line", { x1: x - arm, y1: y - arm, x2: x + arm, y2: y + arm }, cross);
+    el("line", { x1: x - arm, y1: y + arm, x2: x + arm, y2: y - arm }, cross);
+    el("title", {}, cross).textContent = "forbidden for black (renju)";
+  });
+
   top.slice(0, TOP_LABELS).forEach(([p, a]) => {
     if (p < 0.005) return;
     const r = Math.floor(a / n), c = a % n;
@@ -392,7 +403,7 @@ function render() {
 function syncForm(resetSize) {
   const game = $("game").value;
   const cfg = state.config && state.config.games[game];
-  $("rule-label").hidden = game !== "gomoku";
+  $("rule-label").hidden = $("rule-note").hidden = game !== "gomoku";
   $("komi-label").hidden = game !== "fauxgo";
   $("win-length-label").hidden = !(cfg && cfg.win_lengths);
   if (!cfg) return;
@@ -406,6 +417,12 @@ function syncForm(resetSize) {
   if (game === "fauxgo" && resetSize) $("komi").value = cfg.default_komi;
 }
 
+// The selected rule's one-line explanation under the form.
+function syncRuleNote() {
+  const gomoku = state.config && state.config.games.gomoku;
+  $("rule-note").textContent = gomoku ? gomoku.rule_notes[$("rule").value] || "" : "";
+}
+
 // A link such as /?game=fauxgo&size=7&komi=0.5&colour=white presets the form (and so the
 // game the page starts with).
 function presetForm(params) {
@@ -415,6 +432,7 @@ function presetForm(params) {
   }
   const fields = { size: "board-size", rule: "rule", komi: "komi", colour: "colour", win_length: "win-length" };
   for (const [name, id] of Object.entries(fields)) if (params.has(name)) $(id).value = params.get(name);
+  syncRuleNote();
 }
 
 async function init() {
@@ -438,8 +456,15 @@ async function init() {
     return;
   }
   const gomoku = state.config.games.gomoku;
-  if (gomoku) $("rule").replaceChildren(...gomoku.rules.map((rule) => new Option(rule, rule)));
-  if (gomoku) $("rule").value = gomoku.default_rule;
+  if (gomoku) {
+    $("rule").replaceChildren(...gomoku.rules.map((rule) => {
+      const option = new Option(rule.replace("_", " "), rule);
+      option.title = gomoku.rule_notes[rule];
+      return option;
+    }));
+    $("rule").value = gomoku.default_rule;
+    $("rule").addEventListener("change", syncRuleNote);
+  }
   for (const option of $("game").options) option.disabled = !state.config.games[option.value];
   $("game").value = state.config.default_game;
   syncForm(true);
@@ -454,6 +479,8 @@ async function init() {
       syncForm(true);
       $("board-size").value = view.board_size;
       $("colour").value = view.human;
+      if (view.config.rule) $("rule").value = view.config.rule;
+      syncRuleNote();
       setView(view);
       return;
     } catch (err) {

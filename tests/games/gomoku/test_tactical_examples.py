@@ -26,6 +26,8 @@ CONFIGS = {
     "9-freestyle": GameConfig(9),
     "15-freestyle": GameConfig(15),
     "9-exact5": GameConfig(9, rule="exact5"),
+    "9-caro": GameConfig(9, rule="caro"),
+    "9-renju": GameConfig(9, rule="renju"),
 }
 
 _jitted = jax.jit(tactical_examples, static_argnums=(0, 2),
@@ -98,7 +100,12 @@ def check_example(ex, config: GameConfig) -> None:
     else:  # block four
         assert float(ex.value_weight) == 0.0 and float(ex.value) == 0.0
         assert mine == set() and len(theirs) == 1
-        assert support == theirs and policy[theirs.pop()] == 1.0
+        cell = next(iter(theirs))
+        assert support == theirs and policy[cell] == 1.0
+        if config.rule == "renju" and mover == 1:  # black can block there
+            import renju_reference
+
+            assert not renju_reference.forbidden(board.tolist(), divmod(cell, n))
 
 
 def examples(samples, indices):

@@ -441,4 +441,4 @@ def test_config_validation():
     with pytest.raises(ValueError, match="max_nodes"):
         VCFConfig(max_nodes=True)
     with pytest.raises(ValueError, match="rule"):
-        vcf(jnp.zeros((7, 7), jnp.int8), 1, 5, "renju")
+        vcf(jnp.zeros((7, 7), jnp.int8), 1, 5, "swap2")  # not a rule (renju is one now)

@@ -6,11 +6,12 @@ the search (`search/evaluators.py`), so both read a position the same way.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 
+from gomoku_jax.games.gomoku.config import CARO_RULES
 from gomoku_jax.games.gomoku.features.heuristic_score import (
     HeuristicScoreConfig,
     heuristic_score_map,
@@ -22,6 +23,7 @@ from gomoku_jax.games.gomoku.features.patterns import (
     FOUR,
     OPEN_FOUR,
     PatternConfig,
+    forbidden_for,
     lookup_threats,
     threats,
     use_threat_table,
@@ -46,25 +48,35 @@ class CellValues(NamedTuple):
 def cell_values(board: jax.Array, colour: jax.Array, win_length: int, rule: str,
                 patterns: PatternConfig = PatternConfig(), score_weight: float = 1.0,
                 heuristic_score: HeuristicScoreConfig = HeuristicScoreConfig(),
-                method: str = "auto") -> CellValues:
+                method: str = "auto", forbidden: Optional[jax.Array] = None) -> CellValues:
     """board: int8[N, N]; colour: int8[] (+1 / -1).
 
+    The threat codes follow `rule` (`patterns.threats`); under renju a point forbidden for
+    black is worth nothing to black (value 0, no win, no threat): black cannot play it.
+    forbidden: bool[N, N], black's forbidden points when the caller has them (renju only;
+    default: computed here).
+
     method: how the threat codes and HeuristicScore are computed: "table" looks both up with
-    one `window_index` of reach k (`lookup_threats`, `lookup_heuristic_score`); "scan"
-    evaluates them on the line planes; "auto" (default) is "table" while the threat table
-    fits (k <= 6), else `threats` and `heuristic_score_map` each choose.
+    one `window_index` of reach k (`lookup_threats`, `lookup_heuristic_score`; caro's
+    threat table takes a base-4 index of its own); "scan" evaluates them on the line planes;
+    "auto" (default) is "table" while the threat table fits (k <= 6; caro k <= 5), else
+    `threats` and `heuristic_score_map` each choose.
     """
     k = win_length
-    if use_threat_table(k, method):
+    barred = forbidden_for(board, colour, rule, forbidden)
+    if use_threat_table(k, method, rule):
         index = window_index(board, colour, k)
-        codes = lookup_threats(index, board, k, rule)
+        walled = window_index(board, colour, k, walls=True) if rule in CARO_RULES else index
+        codes = lookup_threats(walled, board, k, rule, colour, barred)
         score = lookup_heuristic_score(index, board, k, heuristic_score, reach=k)
     else:
-        codes = threats(board, colour, k, rule, method)
+        codes = threats(board, colour, k, rule, method, barred)
         score = heuristic_score_map(board, colour, k, heuristic_score, method)
     value = jnp.sum(jnp.take(jnp.asarray(patterns.weights, jnp.float32), codes, mode="clip"),
                     axis=-1)
     value = value + score_weight * score
+    if barred is not None:
+        value = jnp.where(barred, 0.0, value)
     double = jnp.any(codes == OPEN_FOUR, axis=-1) | (jnp.sum(codes == FOUR, axis=-1) >= 2)
     return CellValues(value, jnp.any(codes == FIVE, axis=-1), double)
 

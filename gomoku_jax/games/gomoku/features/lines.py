@@ -1,5 +1,5 @@
 """The 4 lines through every cell of a board, as static shifts (no Python loop over cells),
-and the same lines as base-3 window numbers for table lookups."""
+and the same lines as base-3 (or base-4) window numbers for table lookups."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gomoku_jax.games.gomoku.rules import DIRECTIONS
+from gomoku_jax.games.gomoku.config import DIRECTIONS
 
 # Value of an off-board cell in a line window: neither a stone nor empty, it blocks like an
 # opponent stone does.
 WALL = 2
 
-# A cell of a line window seen from one colour, as a base-3 digit (see `window_index`).
-EMPTY_DIGIT, OWN_DIGIT, BLOCKED_DIGIT = 0, 1, 2
+# A cell of a line window seen from one colour, as a base-3 digit (see `window_index`);
+# WALL_DIGIT only in the base-4 windows that tell the edge apart (the caro rules).
+EMPTY_DIGIT, OWN_DIGIT, BLOCKED_DIGIT, WALL_DIGIT = 0, 1, 2, 3
 
 
 def line_planes(board: jax.Array, reach: int) -> jax.Array:
@@ -46,42 +47,50 @@ def line_planes(board: jax.Array, reach: int) -> jax.Array:
     return jnp.stack(offsets)
 
 
-def window_index(board: jax.Array, colour, reach: int) -> jax.Array:
-    """Every cell's 4 line windows as base-3 numbers, the index of a lookup table.
+def window_index(board: jax.Array, colour, reach: int, walls: bool = False) -> jax.Array:
+    """Every cell's 4 line windows as base-3 (base-4 with `walls`) numbers, the index of a
+    lookup table.
 
     The window of a cell along a direction is the 2 * reach cells at offsets -reach..-1 and
     1..reach (the cell itself left out), each seen from `colour`: EMPTY_DIGIT, OWN_DIGIT (a
-    `colour` stone) or BLOCKED_DIGIT (an opponent stone or off the board). Digit j (place
-    value 3**j) is offset j - reach for j < reach and offset j - reach + 1 after, so
-    `all_windows(reach)[:, i]` is the window whose index is i.
+    `colour` stone) or BLOCKED_DIGIT (an opponent stone, and off the board unless `walls`:
+    then WALL_DIGIT, for the caro rules, where the edge does not block like a stone). Digit
+    j (place value base**j) is offset j - reach for j < reach and offset j - reach + 1
+    after, so `all_windows(reach, walls)[:, i]` is the window whose index is i.
 
     Args:
       board: int8[N, N] (+1 black, -1 white, 0 empty); colour: +1 or -1 (may be traced).
-      reach: how far to look on each side (static); 3 ** (2 * reach) must fit in int32.
+      reach: how far to look on each side (static); base ** (2 * reach) must fit in int32.
+      walls: tell the edge apart from an opponent stone (static).
     Returns:
-      int32[4, N, N] in [0, 3 ** (2 * reach)); directions as in `line_planes`.
+      int32[4, N, N] in [0, base ** (2 * reach)); directions as in `line_planes`.
     """
     n = board.shape[-1]
+    base = 4 if walls else 3
     padded = jnp.pad(board.astype(jnp.int8), reach, constant_values=WALL)
     colour = jnp.asarray(colour, jnp.int8)
     digits = jnp.where(padded == colour, OWN_DIGIT,
-                       jnp.where(padded == 0, EMPTY_DIGIT, BLOCKED_DIGIT)).astype(jnp.int32)
+                       jnp.where(padded == 0, EMPTY_DIGIT,
+                                 jnp.where(padded == WALL, WALL_DIGIT if walls else BLOCKED_DIGIT,
+                                           BLOCKED_DIGIT))).astype(jnp.int32)
     offsets = [o for o in range(-reach, reach + 1) if o != 0]
     out = []
     for dr, dc in DIRECTIONS:
         out.append(functools.reduce(operator.add, [
-            (3 ** j) * jax.lax.slice(digits, (reach + o * dr, reach + o * dc),
-                                     (reach + o * dr + n, reach + o * dc + n))
+            (base ** j) * jax.lax.slice(digits, (reach + o * dr, reach + o * dc),
+                                        (reach + o * dr + n, reach + o * dc + n))
             for j, o in enumerate(offsets)]))
     return jnp.stack(out)
 
 
-def all_windows(reach: int) -> np.ndarray:
-    """int8[2 * reach + 1, 3 ** (2 * reach)]: column i is the window of index i (see
-    `window_index`) cell by cell in line order, offsets -reach..reach, as digits; the centre
-    (offset 0, row `reach`) is EMPTY_DIGIT."""
-    size = 3 ** (2 * reach)
-    digits = [np.tile(np.repeat(np.arange(3, dtype=np.int8), 3 ** j), size // 3 ** (j + 1))
+def all_windows(reach: int, walls: bool = False) -> np.ndarray:
+    """int8[2 * reach + 1, base ** (2 * reach)]: column i is the window of index i (see
+    `window_index`; base 3, or 4 with `walls`) cell by cell in line order, offsets
+    -reach..reach, as digits; the centre (offset 0, row `reach`) is EMPTY_DIGIT."""
+    base = 4 if walls else 3
+    size = base ** (2 * reach)
+    digits = [np.tile(np.repeat(np.arange(base, dtype=np.int8), base ** j),
+                      size // base ** (j + 1))
               for j in range(2 * reach)]
     centre = np.full_like(digits[0], EMPTY_DIGIT)
     return np.stack(digits[:reach] + [centre] + digits[reach:])

@@ -14,6 +14,8 @@ Every jitted function is compiled once per static config and fed fixed-size batc
 from __future__ import annotations
 
 import functools
+import importlib.util
+import pathlib
 
 import jax
 import jax.numpy as jnp
@@ -49,7 +51,9 @@ DIRECTION_NAMES = ("horizontal", "vertical", "diagonal", "anti-diagonal")
 # Brute-force reference, from the module docstring
 # --------------------------------------------------------------------------------------
 
-_EMPTY, _OWN, _BLOCK = 0, 1, 2  # a line seen from one colour; BLOCK = opponent or edge
+_EMPTY, _OWN, _BLOCK, _OPP = 0, 1, 2, 3  # a line seen from one colour; BLOCK: the edge,
+# OPP: an opponent stone (they block alike, except at the ends of a run under caro)
+_BLOCKS = (_BLOCK, _OPP)
 
 
 def _run(line: list, j: int) -> tuple[int, int]:
@@ -62,10 +66,12 @@ def _run(line: list, j: int) -> tuple[int, int]:
     return a, b
 
 
-def classify(values: list, i: int, k: int, exact: bool) -> int:
+def classify(values: list, i: int, k: int, exact: bool, caro: bool = False) -> int:
     """The pattern code a stone placed on the empty cell `values[i]` makes along the line.
 
-    `values` is the whole board line (EMPTY / OWN / BLOCK); off-board cells are walls.
+    `values` is the whole board line (EMPTY / OWN / OPP); off-board cells are walls. Under
+    `caro` a run whose two neighbours are opponent stones is no five; as the module doc
+    says, only opponent stones within k cells of the new stone are seen.
     """
     line = [_BLOCK] + list(values) + [_BLOCK]
     e = i + 1
@@ -73,7 +79,11 @@ def classify(values: list, i: int, k: int, exact: bool) -> int:
 
     def is_five(first, last):
         length = last - first + 1
-        return length == k if exact else length >= k
+        long_enough = length == k if exact else length >= k
+        if not caro:
+            return long_enough
+        stopped = [line[j] == _OPP and abs(j - e) <= k for j in (first - 1, last + 1)]
+        return long_enough and not all(stopped)
 
     # FIVE: the run through the cell.
     if is_five(*_run(line, e)):
@@ -109,19 +119,35 @@ def classify(values: list, i: int, k: int, exact: bool) -> int:
     # CLOSED_THREE: a k-window through the cell, free of blocks, holding k-2 own stones.
     for s in range(max(0, e - k + 1), e + 1):
         window = line[s:s + k]
-        if (len(window) == k and _BLOCK not in window and window.count(_OWN) == k - 2
-                and not_overline(s, s + k - 1)):
-            return CLOSED_THREE
+        if (len(window) == k and not any(v in _BLOCKS for v in window)
+                and window.count(_OWN) == k - 2 and not_overline(s, s + k - 1)):
+            filled = line[:s] + [_OWN] * k + line[s + k:]
+            saved, line = line, filled
+            ok = not caro or is_five(*_run(line, s))
+            line = saved
+            if ok:
+                return CLOSED_THREE
     # OPEN_TWO: a (k+1)-window, both ends empty, its k-1 inner cells (through the cell)
     # free of blocks and holding k-3 own stones.
     for s in range(max(0, e - k + 1), e):
         if s + k >= len(line):
             break
         inner = line[s + 1:s + k]
-        if (line[s] == _EMPTY and line[s + k] == _EMPTY and _BLOCK not in inner
+        if (line[s] == _EMPTY and line[s + k] == _EMPTY
+                and not any(v in _BLOCKS for v in inner)
                 and inner.count(_OWN) == k - 3 and not_overline(s, s + k)):
             return OPEN_TWO
     return NONE
+
+
+@functools.lru_cache(maxsize=None)
+def renju_reference():
+    """tests/games/gomoku/renju_reference.py (pure Python, from the renju rules)."""
+    path = pathlib.Path(__file__).parent.parent / "renju_reference.py"
+    spec = importlib.util.spec_from_file_location("renju_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def board_lines(n: int):
@@ -139,14 +165,21 @@ def board_lines(n: int):
 
 
 def reference_threats(board: np.ndarray, colour: int, k: int, rule: str) -> np.ndarray:
+    """Every rule: exact under exact5 / caro_exact5 / renju for black; caro's ends; under
+    renju black's forbidden points (the renju reference) NONE."""
     n = board.shape[0]
     out = np.full((n, n, 4), NONE, np.int8)
+    exact = rule in ("exact5", "caro_exact5") or (rule == "renju" and colour == 1)
+    caro = rule in ("caro", "caro_exact5")
     for d, cells in board_lines(n):
-        values = [_OWN if board[p] == colour else _EMPTY if board[p] == 0 else _BLOCK
+        values = [_OWN if board[p] == colour else _EMPTY if board[p] == 0 else _OPP
                   for p in cells]
         for i, (r, c) in enumerate(cells):
             if values[i] == _EMPTY:
-                out[r, c, d] = classify(values, i, k, rule == "exact5")
+                out[r, c, d] = classify(values, i, k, exact, caro)
+    if rule == "renju" and colour == 1:
+        forbidden = np.array(renju_reference().forbidden_points(board.tolist()), bool)
+        out[forbidden] = NONE
     return out
 
 
@@ -385,7 +418,7 @@ def test_win_length_four():
 def test_the_reference_agrees_with_the_hand_made_lines():
     """The brute-force reference reproduces the hand examples (so it is no tautology)."""
     for spec, free_code, exact_code in OPEN_SPACE:
-        values = [{"x": _OWN, "o": _BLOCK, ".": _EMPTY, "*": _EMPTY}[ch] for ch in spec]
+        values = [{"x": _OWN, "o": _OPP, ".": _EMPTY, "*": _EMPTY}[ch] for ch in spec]
         values = [_EMPTY] * 6 + values + [_EMPTY] * 6  # the rest of a 15-cell-ish line
         i = 6 + spec.index("*")
         assert classify(values, i, 5, False) == free_code, spec

@@ -45,7 +45,11 @@ from gomoku_jax.games.gomoku.features.lines import (
 )
 from gomoku_jax.games.gomoku.features.patterns import threat_table, threats, threats_scan
 
-RULES = ("freestyle", "exact5")
+RULES = ("freestyle", "exact5", "caro", "caro_exact5", "renju")
+# (k, rule) pairs with a table: caro's base-4 table fits for k <= 5; renju is k = 5.
+TABLE_CASES = ([(k, r) for r in ("freestyle", "exact5") for k in (3, 4, 5, 6)]
+               + [(k, r) for r in ("caro", "caro_exact5") for k in (3, 4, 5)]
+               + [(5, "renju")])
 
 
 # Random boards (int8[count, n, n]) and colours (int8[count]): per board a stone density
@@ -88,12 +92,12 @@ CHUNKS = {3: 4, 4: 2, 5: 1, 6: 1}
 
 
 @functools.lru_cache(maxsize=None)
-def _table_vs_scan(n: int, k: int, rule: str):
+def _table_vs_scan(n: int, k: int, rule: str, count: int = CHUNK):
     """key -> (how many codes differ, how often each code occurs in the table's, the
     first board that differs or -1)."""
 
     def run(key):
-        boards, colours = random_boards(key, CHUNK, n)
+        boards, colours = random_boards(key, count, n)
         table = jax.vmap(lambda b, c: threats(b, c, k, rule, "table"))(boards, colours)
         scan = jax.vmap(lambda b, c: threats_scan(b, c, k, rule))(boards, colours)
         bad = jnp.any(table != scan, axis=(1, 2, 3))
@@ -105,17 +109,18 @@ def _table_vs_scan(n: int, k: int, rule: str):
     return jax.jit(run)
 
 
-@pytest.mark.parametrize("rule", RULES)
-@pytest.mark.parametrize("k", [3, 4, 5, 6])
+@pytest.mark.parametrize("k,rule", TABLE_CASES)
 def test_threat_table_equals_scan_on_random_boards(k, rule):
     n = 2 * k + 2  # windows with walls on either side, and a few with none
-    fn = _table_vs_scan(n, k, rule)
+    # Renju: the forbidden-point scan runs on every board (masking both alike): fewer.
+    count = CHUNK // 8 if rule == "renju" else CHUNK
+    fn = _table_vs_scan(n, k, rule, count)
     histogram = np.zeros(7, np.int64)
-    for i in range(CHUNKS[k]):
+    for i in range(CHUNKS[k] if rule in ("freestyle", "exact5") else 1):
         key = jax.random.key(1000 * k + i)
         mismatches, hist, first = fn(key)
         if int(mismatches):
-            boards, colours = random_boards(key, CHUNK, n)
+            boards, colours = random_boards(key, count, n)
             b = int(first)
             pytest.fail(f"k={k} {rule}: {int(mismatches)} codes differ; first board "
                         f"(colour {int(colours[b])}):\n{np.asarray(boards[b])}")
@@ -129,6 +134,8 @@ def test_threat_table_equals_scan_on_random_boards(k, rule):
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), k=st.integers(3, 5), rule=st.sampled_from(RULES))
 def test_threat_table_matches_the_brute_force_reference(data, k, rule):
+    if rule == "renju":
+        k = 5
     n = 7
     cells = data.draw(st.lists(st.sampled_from([0, 0, 1, -1]), min_size=n * n,
                                max_size=n * n))
@@ -141,6 +148,27 @@ def test_threat_table_matches_the_brute_force_reference(data, k, rule):
 @functools.lru_cache(maxsize=None)
 def _threats_table_fn(k: int, rule: str):
     return jax.jit(jax.vmap(lambda b, c: threats(b, c, k, rule, "table")))
+
+
+def test_caro_table_tells_the_edge_from_a_stone():
+    """`x xxx_ o` style: a four of k = 4 whose five would be blocked at both ends is no
+    four under caro; the edge in place of the first stone makes it one again."""
+    k = 4
+    board = np.zeros((9, 9), np.int8)
+    board[4, 1:4] = 1  # x x x on columns 1..3
+    board[4, 0] = board[4, 5] = -1  # o x x x _ o: the empty column 4 would close a blocked run
+    f = jax.jit(lambda b: (threats(b, 1, k, "caro"), threats(b, 1, k, "freestyle"),
+                           threats(b, 1, k, "caro", "scan")))
+    caro, free, scan = map(np.asarray, f(jnp.asarray(board)))
+    assert free[4, 4, 0] == patterns.FIVE and caro[4, 4, 0] == patterns.NONE
+    np.testing.assert_array_equal(caro, scan)
+    edge = board.copy()
+    edge[4, :] = 0
+    edge[4, 0:3] = 1  # |x x x _ o: the edge is no block
+    edge[4, 4] = -1
+    caro, free, scan = map(np.asarray, f(jnp.asarray(edge)))
+    assert caro[4, 3, 0] == patterns.FIVE == free[4, 3, 0]
+    assert threat_table(k, "caro").shape == (4 ** (2 * k),)
 
 
 def test_threat_table_is_a_cached_read_only_constant():
@@ -179,10 +207,11 @@ def test_heuristic_score_table_matches_scan(k):
         assert line_score_table(k, config, k).shape == (3 ** (2 * k),)
 
 
-@pytest.mark.parametrize("k, rule", [(5, "exact5"), (7, "freestyle")])
+@pytest.mark.parametrize("k, rule", [(5, "exact5"), (7, "freestyle"), (5, "caro")])
 def test_cell_values_by_table_match_scan(k, rule):
-    """One window index of reach k serves threats and HeuristicScore; k = 7 is past the
-    threat table's size, so "auto" scans the threats and looks HeuristicScore up."""
+    """One window index of reach k serves threats and HeuristicScore (caro: a base-4 one
+    for the threats); k = 7 is past the threat table's size, so "auto" scans the threats
+    and looks HeuristicScore up."""
     boards, colours = random_boards(jax.random.key(7 + k), 256, 2 * k + 1)
     fn = jax.jit(jax.vmap(lambda b, c: (cell_values(b, c, k, rule),
                                         cell_values(b, c, k, rule, method="scan"))))
