@@ -4,8 +4,8 @@ For an empty cell p, black's stone there is forbidden when it makes no five (exa
 a row: a five always wins, whatever else the stone makes) and makes
 
 - an overline: six or more black stones in a row;
-- a double four: two fours through p, on two lines or on one (X_XXX_X, XX_XX_XX with p
-  inside are two fours on one line; a straight four _XXXX_ is one);
+- a double four: two fours through p, on two lines or on one (x_xxx_x, xx_xx_xx with p
+  inside are two fours on one line; a straight four _xxxx_ is one);
 - a double three: threes through p on two or more lines.
 
 Along one line through p: a *four* is 4 stones, p among them, to which one more stone at an
