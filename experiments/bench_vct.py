@@ -2,11 +2,14 @@
 and what it finds, on mid-game positions, every variant measured in the same run.
 
     python experiments/bench_vct.py --board-size 15 --batch 16 --plies 40 --vct-nodes 64
+    python experiments/bench_vct.py --variants vcf,vct      # without the defence
 
 Variants: the VCF alone (`threat_search` 512 nodes, the default), then the VCF and the side
 to move's VCT (`--vct-nodes`), then also the refutation of the opponent's VCT
-(`vct_defend`). The positions come from games the search agent without threat search plays
-against itself from the game's openings (sampling its moves), every 4th ply of the first
+(`vct_defend`); `--variants` picks some of them (`vcf`, `vct`, `defence`, run in that order;
+the first one's wins are the reference for "more wins by VCT"). The positions come from
+games the search agent without threat search plays against itself from the game's openings
+(sampling its moves), every 4th ply of the first
 `--plies`; each batch is the B games at one ply, searched one board at a time (`lax.map`,
 the CPU layout). The table gives the compile time, the mean and worst wall time of a board
 (a batch's time over B), how many boards got a forced win from the VCF, how many more from
@@ -56,22 +59,30 @@ def positions(board_size: int, batch: int, plies: int, seed: int = 0,
     return out
 
 
-def variants(vct_nodes: int) -> list[tuple[str, dict]]:
-    return [("VCF", {}), (f"VCF + VCT {vct_nodes}", {"vct_nodes": vct_nodes}),
-            (f"VCF + VCT {vct_nodes} + defence", {"vct_nodes": vct_nodes, "vct_defend": True})]
+VARIANTS = ("vcf", "vct", "defence")
+
+
+def variants(vct_nodes: int, names: Sequence[str] = VARIANTS) -> list[tuple[str, dict]]:
+    every = {"vcf": ("VCF", {}),
+             "vct": (f"VCF + VCT {vct_nodes}", {"vct_nodes": vct_nodes}),
+             "defence": (f"VCF + VCT {vct_nodes} + defence",
+                         {"vct_nodes": vct_nodes, "vct_defend": True})}
+    return [every[n] for n in VARIANTS if n in names]
 
 
 def run(board_size: int, batch: int, plies: int, vct_nodes: int, seed: int = 0,
-        show_progress: bool = False) -> list:
+        show_progress: bool = False, names: Sequence[str] = VARIANTS) -> list:
     """[(variant, compile s, mean ms, worst ms per board, VCF wins, extra VCT wins, narrowed
-    roots)]; `show_progress`: bars over the plies played and the batches searched."""
+    roots)] for the variants `names`; `show_progress`: bars over the plies played and the
+    batches searched."""
     with progress.bar(plies, "positions", "ply", enabled=show_progress) as bar:
         batches = positions(board_size, batch, plies, seed, tick=bar.update)
     env = gomoku_jax.make("gomoku", board_size=board_size)
     rows, vcf_wins = [], None
-    with progress.bar(3 * len(batches), "forcing_moves", "batch",
+    chosen = variants(vct_nodes, names)
+    with progress.bar(len(chosen) * len(batches), "forcing_moves", "batch",
                       enabled=show_progress) as bar:
-        for name, extra in variants(vct_nodes):
+        for name, extra in chosen:
             fn = jax.jit(lambda s, extra=extra: env.forcing_moves(s, VCF_NODES, **extra))
             t0 = time.perf_counter()
             compiled = fn.lower(batches[0]).compile()
@@ -102,12 +113,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--plies", type=int, default=40)
     parser.add_argument("--vct-nodes", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="some of vcf,vct,defence (default all three)")
     progress.add_argument(parser)
     args = parser.parse_args(argv)
     if args.batch < 1 or args.plies < 4 or args.vct_nodes < 1:
         raise SystemExit("error: --batch and --vct-nodes must be >= 1, --plies >= 4")
+    names = [n.strip() for n in args.variants.split(",") if n.strip()]
+    if not names or any(n not in VARIANTS for n in names):
+        raise SystemExit(f"error: --variants takes some of {','.join(VARIANTS)}, "
+                         f"got {args.variants!r}")
     rows = run(args.board_size, args.batch, args.plies, args.vct_nodes, args.seed,
-               show_progress=not args.no_progress)
+               show_progress=not args.no_progress, names=names)
     boards = args.batch * (args.plies // 4)
     print(f"# forcing_moves, {args.board_size}x{args.board_size}, {boards} positions "
           f"(batch {args.batch}), VCF {VCF_NODES} nodes ({describe_machine()})\n")

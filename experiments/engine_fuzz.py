@@ -18,7 +18,11 @@ Every line is checked against `Reference`, a model of the protocol written from
 kind (a move, OK, ERROR, UNKNOWN, ABOUT's line), and for a move that it is legal: on an
 empty cell of the current position, a position where a move is due (stone counts of
 alternating play, no winning line under the rule, a free cell), the centre on an empty
-board and within distance 2 of a stone with 1 to 4 stones. It counts:
+board and within distance 2 of a stone with 1 to 4 stones, and under renju never black's
+forbidden point. The rule of each INFO rule bitmask, and what wins under it (caro's blocked
+five, renju's exact five for black), are the docstring's; whether a cell is forbidden for
+black is the one thing taken from the package (`io.forbidden`, itself checked against a
+reference written from the RIF rules in the tests). It counts:
 
 - crashes: the process ended (it is started again, and the run goes on);
 - stalls: no answer within the line's limit (the line is then waited for up to
@@ -148,11 +152,34 @@ class Engine:
 
 # ------------------------------------------------------------------ the reference model
 
-def five(board: np.ndarray, side: int, exact: bool) -> bool:
-    """Whether `side` (+1/-1) has a winning line: 5 or more in a row, exactly 5 when
-    `exact` (an overline does not win)."""
+def rule_of(mask: int) -> str:
+    """The rule pbrain's docstring gives an INFO rule bitmask (mask >= 0)."""
+    if mask & 4:
+        return "renju"
+    if mask & 8:
+        return "caro_exact5" if mask & 1 else "caro"
+    return "exact5" if mask & 1 else "freestyle"
+
+
+def black_of(board: np.ndarray) -> int:
+    """The colour (+1/-1) of black, the side that moved first, on a board of alternating
+    play with +1 to move (equal counts: +1 moved first)."""
+    return 1 if int((board == 1).sum()) == int((board == -1).sum()) else -1
+
+
+def five(board: np.ndarray, side: int, rule: str, black: int = 1) -> bool:
+    """Whether `side` (+1/-1) has a winning line under `rule`: 5 or more in a row; exactly
+    5 under exact5 and caro_exact5, and for black (`black`: its colour) under renju; under
+    caro and caro_exact5 not blocked at both ends by the other side's stones (the edge is
+    no block)."""
     n = board.shape[0]
     mine = board == side
+    exact = rule in ("exact5", "caro_exact5") or (rule == "renju" and side == black)
+    caro = rule in ("caro", "caro_exact5")
+
+    def theirs(yy: int, xx: int) -> bool:
+        return 0 <= yy < n and 0 <= xx < n and board[yy, xx] == -side
+
     for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
         for y in range(n):
             for x in range(n):
@@ -165,17 +192,31 @@ def five(board: np.ndarray, side: int, exact: bool) -> bool:
                 while 0 <= y + length * dy < n and 0 <= x + length * dx < n \
                         and mine[y + length * dy, x + length * dx]:
                     length += 1
-                if length == 5 or (length > 5 and not exact):
-                    return True
+                if length < 5 or (length > 5 and exact):
+                    continue
+                if caro and theirs(py, px) and theirs(y + length * dy, x + length * dx):
+                    continue
+                return True
     return False
 
 
-def playable(board: np.ndarray, exact: bool) -> bool:
+def playable(board: np.ndarray, rule: str) -> bool:
     """Whether a move is due on `board` (+1 ours, -1 theirs, us to move)."""
     own, opp = int((board == 1).sum()), int((board == -1).sum())
     if not (own == opp or opp == own + 1) or own + opp == board.size:
         return False
-    return not (five(board, 1, exact) or five(board, -1, exact))
+    black = black_of(board)
+    return not (five(board, 1, rule, black) or five(board, -1, rule, black))
+
+
+def forbidden_stone(before: np.ndarray, side: int, y: int, x: int, rule: str) -> bool:
+    """Whether `side`'s stone on (y, x), put on `before`, is black's on a forbidden point
+    under renju (black: the side to move when the counts are equal)."""
+    if rule != "renju" or int((before == side).sum()) != int((before == -side).sum()):
+        return False
+    from gomoku_jax.io.forbidden import forbidden_for_black
+
+    return bool(forbidden_for_black(before * side)[y * before.shape[0] + x])
 
 
 @dataclasses.dataclass
@@ -199,7 +240,8 @@ class Reference:
         self.size: Optional[int] = None
         self.board: Optional[np.ndarray] = None
         self.pending: Optional[np.ndarray] = None  # a BOARD being received
-        self.exact = False
+        self.rule = "freestyle"
+        self.pending_last: Optional[tuple[int, int]] = None  # the BOARD's last opponent stone
         self.limits: dict[str, int] = {}
         self.compile_due = False  # an INFO since the last answer may have compiled
         self._max_memory = 0
@@ -215,7 +257,7 @@ class Reference:
         return min(limits)
 
     def _move_or_error(self, board: np.ndarray, kind: str) -> Expect:
-        if playable(board, self.exact):
+        if playable(board, self.rule):
             return Expect(True, frozenset({"move"}), kind, board)
         return Expect(True, frozenset({"ERROR"}), kind)
 
@@ -228,6 +270,13 @@ class Reference:
         error = Expect(True, frozenset({"ERROR"}), word if word in COMMANDS else "other")
         if self.pending is not None and word != "INFO":
             if word == "DONE" and text.upper() == "DONE":
+                last = self.pending_last
+                if last is not None and int((self.pending == -1).sum()) == int(
+                        (self.pending == 1).sum()) + 1:  # black (theirs) moved last
+                    before = self.pending.copy()
+                    before[last] = 0
+                    if forbidden_stone(before, -1, *last, self.rule):
+                        return Expect(True, frozenset({"ERROR"}), "DONE")
                 return self._move_or_error(self.pending, "DONE")
             m = XYF.fullmatch(text)
             if m is None:
@@ -276,6 +325,8 @@ class Reference:
                               "TAKEBACK")
             if self.board[y, x]:
                 return error
+            if forbidden_stone(self.board, -1, y, x, self.rule):
+                return error
             board = self.board.copy()
             board[y, x] = -1
             return self._move_or_error(board, "TURN")
@@ -311,15 +362,17 @@ class Reference:
             else:
                 x, y, f = map(int, XYF.fullmatch(text).groups())
                 self.pending[y, x] = 1 if f == 1 else -1
+                if f == 2:
+                    self.pending_last = (y, x)
         elif word == "INFO":
             p = arg.split(None, 1)
             key, value = p[0].lower(), (p[1].strip() if len(p) > 1 else "")
             if key in INT_KEYS:
                 number = int(value)
-                if key == "rule":
-                    exact = bool(number & 5)
-                    self.compile_due |= exact != self.exact and self.size is not None
-                    self.exact = exact
+                if key == "rule" and number >= 0:
+                    rule = rule_of(number)
+                    self.compile_due |= rule != self.rule and self.size is not None
+                    self.rule = rule
                 elif key == "max_memory":
                     number = min(number, MAX_INFO)
                     self.compile_due |= number != self._max_memory and self.size is not None
@@ -332,7 +385,7 @@ class Reference:
         elif word == "RESTART":
             self.board[:] = 0
         elif word == "BOARD" and answer is None:
-            self.pending = np.zeros_like(self.board)
+            self.pending, self.pending_last = np.zeros_like(self.board), None
         elif word == "TAKEBACK":
             x, y = map(int, XY.fullmatch(arg).groups())
             self.board[y, x] = 0
@@ -358,12 +411,17 @@ def answer_kind(line: str) -> str:
     return line.split(None, 1)[0]
 
 
-def move_problem(position: np.ndarray, x: int, y: int) -> Optional[str]:
+def move_problem(position: np.ndarray, x: int, y: int, rule: str = "freestyle"
+                 ) -> Optional[str]:
     """Why the move x,y on `position` (us to move) breaks the rules or the opening rule
     (None: it does not)."""
     n = position.shape[0]
     if not (0 <= x < n and 0 <= y < n) or position[y, x]:
         return f"{x},{y} is off the board or occupied"
+    if forbidden_stone(position, 1, y, x, rule) and not all(
+            forbidden_stone(position, 1, int(yy), int(xx), rule)
+            for yy, xx in np.argwhere(position == 0)):  # all forbidden: any move (a loss)
+        return f"{x},{y} is black's forbidden point under renju"
     stones = np.argwhere(position != 0)
     if len(stones) == 0 and (x, y) != (n // 2, n // 2):
         return f"{x},{y} on the empty board is not the centre"
@@ -423,7 +481,7 @@ class Lines:
 
     def game(self, ref: Reference) -> str:
         board = ref.board
-        if not playable(board, ref.exact) and board.any() or (board != 0).mean() > 0.5:
+        if not playable(board, ref.rule) and board.any() or (board != 0).mean() > 0.5:
             return "RESTART"
         if not board.any() and self.rng.random() < 0.5:
             return "BEGIN"
@@ -664,7 +722,7 @@ def run(lines: int, sizes: Sequence[int], turn_ms: Sequence[int], seed: int,
                     result.illegal.append((i, line, f"{terminal}: no move was due"))
                     log(f"illegal: {terminal} answers line {i} {line!r}, no move was due")
                 else:
-                    problem = move_problem(expect.position, x, y)
+                    problem = move_problem(expect.position, x, y, ref.rule)
                     if problem:
                         result.illegal.append((i, line, problem))
                         log(f"illegal: line {i} {line!r}: {problem}")

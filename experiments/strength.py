@@ -102,8 +102,10 @@ def has_simulations(agent: Agent) -> bool:
 
 
 def move_ms(env: Env, agent: Agent, params: Any, state: Any, seed: int, repeats: int = 5,
-            max_seconds: float = 5.0) -> float:
-    """Median wall milliseconds of one compiled move of `agent` at batch 1 from `state`."""
+            max_seconds: float = 5.0, min_repeats: int = 3) -> float:
+    """Median wall milliseconds of one compiled move of `agent` at batch 1 from `state`:
+    `repeats` timed moves, fewer when they would take over `max_seconds`, never fewer than
+    `min_repeats` (one slow outlier must not decide a multi-second calibration)."""
     keys = jax.random.split(jax.random.key(seed), 1)
     states = jax.tree.map(lambda x: x[None], state)
     agent_states = jax.vmap(agent.init)(keys)
@@ -112,21 +114,30 @@ def move_ms(env: Env, agent: Agent, params: Any, state: Any, seed: int, repeats:
     jax.block_until_ready(act(params, agent_states, states, keys))  # warm-up
     first = time.perf_counter() - t0
     walls = []
-    for _ in range(max(1, min(repeats, int(max_seconds / max(first, 1e-6))))):
+    for _ in range(max(min_repeats, min(repeats, int(max_seconds / max(first, 1e-6))))):
         t0 = time.perf_counter()
         jax.block_until_ready(act(params, agent_states, states, keys))
         walls.append(time.perf_counter() - t0)
     return 1000.0 * statistics.median(walls)
 
 
+GROWTH = 8  # the most a guess may exceed the largest count measured so far
+
+
 def calibrate(budget_ms: float, step: int, measure: Callable[[int], float], start: int = 16,
-              max_simulations: int = 100_000, max_tries: int = 6
+              max_simulations: int = 100_000, max_tries: int = 8
               ) -> tuple[int, float, tuple[tuple[int, float], ...]]:
     """(simulations, ms, tried): the most simulations (a multiple of `step`) whose
     `measure(sims)` (ms per move) is at most `budget_ms`, from a few measurements (each one
     compiles anew): a proportional guess from the first, then the line t = a + b * sims
     through the nearest measurements below and above the budget, until they are within 5%
-    of each other. When even `step` simulations take longer, that is the answer."""
+    of each other. When even `step` simulations take longer, that is the answer.
+
+    Until a count over the budget is found, a guess is at most GROWTH x the largest count
+    measured: a simulation costs more in a bigger tree (PUCT on the heuristic evaluator on
+    15x15: about 0.1 ms each at 1,000, 0.5 ms at 50,000), so a line through small counts
+    overshoots a multi-second budget many times over, and the overshoot is the costliest
+    measurement of all."""
     def fit(s: float) -> int:
         return int(min(max(step, (s // step) * step), max_simulations))
 
@@ -142,7 +153,7 @@ def calibrate(budget_ms: float, step: int, measure: Callable[[int], float], star
                 ok and bad and min(bad) - max(ok) <= max(step, max(ok) // 20)):
             break
         if len(tried) == 1:
-            guess = min(sims * budget_ms / max(tried[sims], 1e-3), 8 * sims)
+            guess = sims * budget_ms / max(tried[sims], 1e-3)
         else:
             lo = max(ok) if ok else min(tried)
             hi = min(bad) if bad else max(tried)
@@ -152,6 +163,8 @@ def calibrate(budget_ms: float, step: int, measure: Callable[[int], float], star
             guess = lo + (budget_ms - tried[lo]) / slope if slope > 0 else 2 * max(tried)
             if ok and bad:  # strictly between the best known ends
                 guess = min(max(guess, max(ok) + step), min(bad) - step)
+        if not bad:
+            guess = min(guess, GROWTH * max(tried))
         sims = fit(0.97 * guess if not (ok and bad) else guess)
     ok = [s for s, t in tried.items() if t <= budget_ms]
     best = max(ok) if ok else min(tried)

@@ -207,12 +207,15 @@ def test_committed_params_compile_nothing_on_the_clock():
 
 
 def test_a_time_hint_grows_the_tree_on_a_thread_and_moves_go_on_meanwhile():
+    # Without the VCF, and from 33 to 129 nodes: the test compiles two capacities, and
+    # what it checks does not depend on their sizes.
     clock = FakeClock()
-    s = AnytimeSearch(AGENT, clock=clock, max_nodes=65)
+    s = AnytimeSearch(agents.make("mcts", num_simulations=8, evaluator="heuristic",
+                                  threat_search=0), clock=clock, max_nodes=33)
     assert s.nodes_for(ENV, 1.0) == 0  # nothing measured yet
     s.prepare(ENV, KEY)
-    s._compiled_for(ENV).estimates[s.chunk] = 0.01  # 8 simulations in 10 ms: 800 a second
-    assert s.nodes_for(ENV, 1.0) == 2049  # 1.5 x 800 = 1200, up to a power of two plus one
+    s._compiled_for(ENV).estimates[s.chunk] = 0.1  # 8 simulations in 100 ms: 80 a second
+    assert s.nodes_for(ENV, 1.0) == 129  # 1.5 x 80 = 120, up to a power of two plus one
     assert s.nodes_for(ENV, None) == 0
 
     started = threading.Event()
@@ -227,17 +230,17 @@ def test_a_time_hint_grows_the_tree_on_a_thread_and_moves_go_on_meanwhile():
     s._build = gated_build
     thread = s.grow_for(ENV, 1.0, KEY)
     assert thread is not None and started.wait()
-    assert s.capacity(ENV) == 2049 and s.prepared(ENV)
+    assert s.capacity(ENV) == 129 and s.prepared(ENV)
     move = s.move(ENV, position(24), s.init_state(ENV), KEY, budget_s=0.05)  # no compile
-    assert move.tree.node_visits.shape[-1] == 65
+    assert move.tree.node_visits.shape[-1] == 33
     release.set()
     thread.join()
     move = s.move(ENV, position(24), move.tree, KEY, budget_s=0.05)
-    assert move.tree.node_visits.shape[-1] == 2049  # the grown tree, a fresh one
-    s._compiled_for(ENV).estimates[s.chunk] = 0.01  # (the fake clock measured 0 s)
+    assert move.tree.node_visits.shape[-1] == 129  # the grown tree, a fresh one
+    s._compiled_for(ENV).estimates[s.chunk] = 0.1  # (the fake clock measured 0 s)
     assert s.grow_for(ENV, 1.0, KEY) is None  # compiled already
 
-    s.set_max_tree_bytes(300 * node_bytes(ENV))  # memory bounds a grown tree too
-    assert s.capacity(ENV) == 257
+    s.set_max_tree_bytes(100 * node_bytes(ENV))  # memory bounds a grown tree too
+    assert s.capacity(ENV) == 65
     s.set_max_tree_bytes(0)
-    assert s.grow_for(ENV, None, KEY) is None and s.capacity(ENV) == 65  # no hint: max_nodes
+    assert s.grow_for(ENV, None, KEY) is None and s.capacity(ENV) == 33  # no hint: max_nodes

@@ -8,13 +8,21 @@ bv = load_script("bench_vct")
 
 
 def test_smallest_run_end_to_end(capsys):
-    assert bv.main(["--board-size", "9", "--batch", "2", "--plies", "8", "--vct-nodes", "8",
-                    "--no-progress"]) == 0
+    # The VCF and the VCT side by side (the defence, a third compile of the same hook,
+    # is the agents' tests' and the experiment's).
+    assert bv.main(["--board-size", "7", "--batch", "1", "--plies", "4", "--vct-nodes", "4",
+                    "--variants", "vct,vcf", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    for name in ("| VCF |", "| VCF + VCT 8 |", "| VCF + VCT 8 + defence |"):
-        assert name in out
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines()
+            if line.startswith("| VCF")]
+    assert [r[0] for r in rows] == ["VCF", "VCF + VCT 4"]
+    assert rows[0][-1] == rows[1][-1]  # without the defence the VCT narrows no root
+    assert [v[0] for v in bv.variants(4)] == ["VCF", "VCF + VCT 4", "VCF + VCT 4 + defence"]
 
 
-def test_bad_flags():
-    with pytest.raises(SystemExit, match="vct-nodes"):
-        bv.main(["--vct-nodes", "0"])
+@pytest.mark.parametrize("argv, match", [(["--vct-nodes", "0"], "vct-nodes"),
+                                         (["--variants", "vct,vcx"], "variants"),
+                                         (["--variants", ","], "variants")])
+def test_bad_flags(argv, match):
+    with pytest.raises(SystemExit, match=match):
+        bv.main(argv)

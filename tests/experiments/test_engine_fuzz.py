@@ -13,13 +13,22 @@ ef = load_script("engine_fuzz")
 def test_five_and_move_problems():
     board = np.zeros((9, 9), np.int8)
     board[4, 1:7] = 1  # an overline of six
-    assert ef.five(board, 1, exact=False) and not ef.five(board, 1, exact=True)
+    assert ef.five(board, 1, "freestyle") and not ef.five(board, 1, "exact5")
+    assert not ef.five(board, 1, "renju", black=1) and ef.five(board, 1, "renju", black=-1)
     board[4, 6] = 0
-    assert ef.five(board, 1, exact=True) and not ef.five(board, -1, exact=False)
+    assert ef.five(board, 1, "exact5") and not ef.five(board, -1, "freestyle")
+    board[4, 0] = board[4, 6] = -1  # blocked at both ends: no caro win
+    assert ef.five(board, 1, "freestyle") and not ef.five(board, 1, "caro")
+    assert not ef.five(board, 1, "caro_exact5")
     board[:] = 0
     board[0:5, 8] = -1  # a column at the edge
-    assert ef.five(board, -1, exact=True)
-    assert not ef.playable(board, exact=False)
+    assert ef.five(board, -1, "exact5")
+    assert not ef.playable(board, "freestyle")
+    board[5, 8] = 1  # the edge is no block under caro
+    assert ef.five(board, -1, "caro") and not ef.playable(board, "caro")
+    assert [ef.rule_of(m) for m in (0, 1, 2, 4, 5, 8, 9, 12, 16)] == [
+        "freestyle", "exact5", "freestyle", "renju", "renju", "caro", "caro_exact5",
+        "renju", "freestyle"]
     empty = np.zeros((9, 9), np.int8)
     assert ef.move_problem(empty, 4, 4) is None
     assert "not the centre" in ef.move_problem(empty, 0, 0)
@@ -28,6 +37,36 @@ def test_five_and_move_problems():
     assert ef.move_problem(one, 2, 2) is None
     assert "further than 2" in ef.move_problem(one, 3, 0)
     assert "occupied" in ef.move_problem(one, 0, 0) and "off" in ef.move_problem(one, 9, 0)
+
+
+def double_three() -> np.ndarray:
+    """9x9, +1 to move with equal counts (so +1 is black): (4, 4) makes two open threes."""
+    board = np.zeros((9, 9), np.int8)
+    board[4, 2] = board[4, 3] = board[2, 4] = board[3, 4] = 1
+    board[0, 0] = board[0, 8] = board[8, 0] = board[8, 8] = -1
+    return board
+
+
+def test_renju_forbidden_points_in_moves_turns_and_boards():
+    board = double_three()
+    assert "forbidden" in ef.move_problem(board, 4, 4, "renju")
+    assert ef.move_problem(board, 4, 4, "freestyle") is None
+    ref = ef.Reference()
+    ref.update("START 9", ref.expect("START 9"), "OK")
+    ref.update("INFO rule 4", ref.expect("INFO rule 4"), None)
+    assert ref.rule == "renju" and ref.compile_due
+    ref.board[:] = -board  # the opponent is black, to move
+    assert ref.expect("TURN 4,4").kinds == {"ERROR"}
+    assert ref.expect("TURN 5,5").kinds == {"move"}
+    ref.board[:] = 0
+    ref.update("BOARD", ref.expect("BOARD"), None)
+    for y, x in list(zip(*np.nonzero(board == 1))) + [(4, 4)]:  # black's stones: theirs
+        ref.update(f"{x},{y},2", ref.expect(f"{x},{y},2"), None)
+    for y, x in zip(*np.nonzero(board == -1)):
+        ref.update(f"{x},{y},1", ref.expect(f"{x},{y},1"), None)
+    assert ref.pending_last == (4, 4) and ref.expect("DONE").kinds == {"ERROR"}
+    ref.update("INFO rule 0", ref.expect("INFO rule 0"), None)
+    assert ref.expect("DONE").kinds == {"move"}
 
 
 def test_reference_expectations():

@@ -2,6 +2,7 @@
 budget, and the smallest round robin writes a report whose paired counts add up."""
 
 import json
+import math
 
 import pytest
 from experiment_scripts import load_script
@@ -22,6 +23,24 @@ def test_calibrate_finds_the_most_simulations_within_the_budget(a, b, step):
     best = int((100.0 - a) / b) // step * step  # the exact answer of the line
     assert sims % step == 0 and ms == a + b * sims <= 100.0
     assert sims >= 0.9 * best and len(calls) <= 6 and len(tried) == len(calls)
+
+
+@pytest.mark.parametrize("budget", [1000.0, 5000.0, 30000.0])
+def test_calibrate_a_cost_that_grows_with_the_tree(budget):
+    # PUCT on the heuristic evaluator, 15x15, as measured: 0.1 ms a simulation at 1,000
+    # simulations, 0.5 ms at 50,000 (t = 0.1 s + 8e-6 s^2 ms). A line through small
+    # counts would guess many times the answer; the guesses grow at most GROWTH-fold.
+    calls = []
+
+    def measure(sims):
+        calls.append(sims)
+        return 0.1 * sims + 8e-6 * sims * sims
+
+    sims, ms, tried = st.calibrate(budget, 1, measure)
+    best = int((-0.1 + math.sqrt(0.01 + 4 * 8e-6 * budget)) / (2 * 8e-6))
+    assert ms <= budget and 0.95 * best <= sims <= best
+    assert all(b <= st.GROWTH * max(calls[:i + 1]) for i, b in enumerate(calls[1:]))
+    assert max(calls) <= 2 * best  # never a measurement far past the budget
 
 
 def test_calibrate_over_budget_and_capped():

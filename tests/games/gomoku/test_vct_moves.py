@@ -19,9 +19,10 @@ N = 9
 
 
 @functools.lru_cache(maxsize=None)
-def hook(defend: bool):
+def hook():
+    """The hook with the VCT and its defence, one compile for the file."""
     fn = jax.jit(functools.partial(Gomoku(N).forcing_moves, max_nodes=256, vct_nodes=64,
-                                   vct_defend=defend))
+                                   vct_defend=True))
 
     def one(state):
         win, allowed = fn(jax.tree.map(lambda x: x[None], state))
@@ -35,7 +36,7 @@ def test_plays_the_vct_of_solver_labelled_positions():
     env = Gomoku(N)
     for p in suite.puzzles:
         # (the label says: no VCF within 9 plies, no four among the winning moves)
-        win, allowed = hook(True)(env.from_board(p.board, p.to_move))
+        win, allowed = hook()(env.from_board(p.board, p.to_move))
         assert win in p.solutions, p
 
 
@@ -48,7 +49,7 @@ def test_defends_against_a_double_three():
     for r, c in [(0, 0), (0, 8), (8, 0), (0, 4)]:
         board[r, c] = -1
     state = Gomoku(N).from_board(board, -1)
-    win, allowed = hook(True)(state)
+    win, allowed = hook()(state)
     assert win == -1
     legal = np.asarray(state.legal_action_mask)
     assert 0 < allowed.sum() < legal.sum() and not np.any(allowed & ~legal)
@@ -58,8 +59,8 @@ def test_defends_against_a_double_three():
         after = board.reshape(-1).copy()
         after[m] = -1
         assert not solver.wins_within(after, 1, 5), m
-    # Without the defence, the root is every legal move.
-    assert np.array_equal(hook(False)(state)[1], legal)
+    # (Without the defence the VCT leaves the root as the VCF does:
+    # tests/experiments/test_bench_vct.py, which compiles that hook anyway.)
 
 
 def test_agent_options():
