@@ -121,6 +121,18 @@ def move_ms(env: Env, agent: Agent, params: Any, state: Any, seed: int, repeats:
     return 1000.0 * statistics.median(walls)
 
 
+def first_openings(env: Env, openings, count: Optional[int]) -> tuple:
+    """`openings` (None: the game's own), the first `count` of them when `count` is given
+    (`--openings N`); ValueError when the game has fewer."""
+    openings = tuple(openings or env.default_openings())
+    if count is None:
+        return openings
+    if not 1 <= count <= len(openings):
+        raise ValueError(f"--openings {count}: the game has {len(openings)} openings; "
+                         f"give 1..{len(openings)} or an openings file")
+    return openings[:count]
+
+
 GROWTH = 8  # the most a guess may exceed the largest count measured so far
 
 
@@ -481,12 +493,7 @@ def ladder_main(args: argparse.Namespace) -> int:
         if len(budgets) != 1 or budgets[0] != int(budgets[0]):
             raise ValueError(f"--ladder takes one --ms-per-move, in whole ms, got "
                              f"{args.ms_per_move!r}")
-        openings = tuple(openings or env.default_openings())
-        if count is not None:
-            if not 1 <= count <= len(openings):
-                raise ValueError(f"--openings {count}: the game has {len(openings)} openings; "
-                                 f"give 1..{len(openings)} or an openings file")
-            openings = openings[:count]
+        openings = first_openings(env, openings, count)
         for flag, v in (("--rung-ms", args.rung_ms), ("--match-ms", args.match_ms),
                         ("--max-memory", args.max_memory), ("--margin-ms", args.margin_ms),
                         ("--start-timeout-s", args.start_timeout_s)):
@@ -610,12 +617,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     env, openings = common.setup_game(args, network)
     budgets = parse_budgets(args.ms_per_move)
     try:
-        openings = tuple(openings or env.default_openings())
-        if count is not None:
-            if not 1 <= count <= len(openings):
-                raise ValueError(f"--openings {count}: the game has {len(openings)} openings; "
-                                 f"give 1..{len(openings)} or an openings file")
-            openings = openings[:count]
+        openings = first_openings(env, openings, count)
         default = DEFAULT_AGENTS + (",trained" if network is not None else "")
         specs = split_specs(args.agents or default)
         if len(specs) < 2:
