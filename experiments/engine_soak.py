@@ -106,7 +106,7 @@ def play_game(engine: Engine, opponent: Opponent, index: int, size: int, match_m
         if to_move != me:
             x, y = opponent.move(board, to_move == 1)
             board[y, x] = to_move
-            if five(board, to_move, exact=False):
+            if five(board, to_move, "freestyle"):
                 result = "L"
                 break
             command = f"TURN {x},{y}"
@@ -138,7 +138,7 @@ def play_game(engine: Engine, opponent: Opponent, index: int, size: int, match_m
             result = "T"
             break
         board[y, x] = me
-        if five(board, me, exact=False):
+        if five(board, me, "freestyle"):
             result = "W"
             break
         to_move = -to_move
