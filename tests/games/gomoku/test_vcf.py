@@ -134,9 +134,10 @@ def has_line(b: np.ndarray, n: int, k: int) -> bool:
                for c in range(n * n) for dr, dc in DIRS)
 
 
-def random_boards(seed: int, count: int, n: int, k: int, stones: tuple[int, int]):
+def random_boards(seed: int, count: int, n: int, k: int, stones: tuple[int, int],
+                  won=None):
     """`count` boards with `stones` (attacker, defender) random stones each (attacker = +1
-    or -1 at random, returned), no k in a row on the board."""
+    or -1 at random, returned), none won: `won(board)` (default: k in a row)."""
     rng = np.random.default_rng(seed)
     boards, attackers = [], []
     while len(boards) < count:
@@ -146,7 +147,7 @@ def random_boards(seed: int, count: int, n: int, k: int, stones: tuple[int, int]
         b[cells[:stones[0]]] = att
         b[cells[stones[0]:]] = -att
         b = b.reshape(n, n)
-        if not has_line(b, n, k):
+        if not (won(b) if won is not None else has_line(b, n, k)):
             boards.append(b)
             attackers.append(att)
     return np.stack(boards), np.asarray(attackers, np.int8)

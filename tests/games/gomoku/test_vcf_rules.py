@@ -22,6 +22,7 @@ import renju_reference
 import rules_reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_vcf import random_boards as vcf_boards
 
 from gomoku_jax.games.gomoku.vcf import VCFConfig, vcf
 
@@ -116,19 +117,8 @@ def check_line(board, att, k, rule, line, depth) -> None:
 
 
 def random_boards(seed, count, n, k, rule, stones):
-    rng = np.random.default_rng(seed)
-    boards, atts = [], []
-    while len(boards) < count:
-        att = int(rng.choice([-1, 1]))
-        cells = rng.choice(n * n, sum(stones), replace=False)
-        b = np.zeros(n * n, np.int8)
-        b[cells[:stones[0]]] = att
-        b[cells[stones[0]:]] = -att
-        b = b.reshape(n, n)
-        if not ref.winners(b.tolist(), k, rule):
-            boards.append(b)
-            atts.append(att)
-    return np.stack(boards), np.asarray(atts, np.int8)
+    return vcf_boards(seed, count, n, k, stones,
+                      won=lambda b: bool(ref.winners(b.tolist(), k, rule)))
 
 
 @functools.lru_cache(maxsize=None)
