@@ -31,6 +31,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from compile_stats import (  # noqa: F401  (pytest --compile-stats DIR)
+    pytest_addoption,
+    pytest_configure,
+    pytest_runtest_protocol,
+    pytest_terminal_summary,
+)
 
 import gomoku_jax
 from gomoku_jax import compilation_cache
