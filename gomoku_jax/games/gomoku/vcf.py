@@ -215,16 +215,23 @@ class _Search(NamedTuple):
 
 
 def vcf(board: jax.Array, attacker, win_length: int = 5, rule: str = "freestyle",
-        config: VCFConfig = VCFConfig()) -> VCFResult:
+        config: VCFConfig = VCFConfig(), *, shortest: Optional[jax.Array] = None
+        ) -> VCFResult:
     """Search a VCF for `attacker` (to move) on `board`; see the module doc for the exact
     semantics. board: int8[N, N]; attacker: int8[] +1 / -1 (may be traced); win_length,
-    rule, config: static. Pure; vmap over boards (and attackers)."""
+    rule, config: static. Pure; vmap over boards (and attackers).
+
+    shortest: bool[] (may be traced), given instead of `config.shortest`: one compiled
+    search then serves both kinds (`threat_moves` runs all its searches through one)."""
     _check_static(win_length, rule)
     n = board.shape[-1]
     a, k, d_max = n * n, win_length, config.max_depth
     att = jnp.asarray(attacker, jnp.int8)
     root = jnp.asarray(board, jnp.int8).reshape(a)
     levels = jnp.arange(d_max, dtype=jnp.int32)
+    # deepening: a Python bool (config.shortest) or a traced one (`shortest`)
+    deepen = config.shortest if shortest is None else jnp.asarray(shortest, bool)
+    deepening = shortest is not None or config.shortest  # the code for it is needed
 
     own = _fives(root, n, att, k, rule)
     five_now = jnp.any(own)
@@ -232,7 +239,7 @@ def vcf(board: jax.Array, attacker, win_length: int = 5, rule: str = "freestyle"
     init = _Search(
         prio=jnp.zeros((d_max, a), jnp.int32).at[0].set(root_prio),
         moves=jnp.full((d_max,), -1, jnp.int32), blocks=jnp.full((d_max,), -1, jnp.int32),
-        level=jnp.int32(0), limit=jnp.int32(1 if config.shortest else d_max),
+        level=jnp.int32(0), limit=jnp.where(deepen, 1, d_max).astype(jnp.int32),
         cutoff=jnp.bool_(False), nodes=jnp.int32(0), found=jnp.bool_(False),
         finished=jnp.bool_(False), win=jnp.full((3,), -1, jnp.int32))
 
@@ -245,8 +252,8 @@ def vcf(board: jax.Array, attacker, win_length: int = 5, rule: str = "freestyle"
     def body(s: _Search) -> _Search:
         live = live_levels(s)
         done = ~jnp.any(live)
-        if config.shortest:  # next deepening round
-            again = done & s.cutoff & (s.limit < d_max)
+        if deepening:  # next deepening round
+            again = deepen & done & s.cutoff & (s.limit < d_max)
             s = s._replace(prio=jnp.where(again, s.prio.at[0].set(root_prio), s.prio),
                            level=jnp.where(again, 0, s.level),
                            limit=s.limit + again, cutoff=s.cutoff & ~again)
@@ -316,8 +323,8 @@ def vcf(board: jax.Array, attacker, win_length: int = 5, rule: str = "freestyle"
     line = jnp.where(searched, line, -1)
     line = jnp.where(five_now, jnp.where(slots == 0, jnp.argmax(own), -1), line)
     remaining = jnp.any(live_levels(s))
-    if config.shortest:
-        remaining = remaining | (s.cutoff & (s.limit < d_max))
+    if deepening:
+        remaining = remaining | (deepen & s.cutoff & (s.limit < d_max))
     exhausted = ~s.found & ~s.finished & remaining
     return VCFResult(found=s.found, move=jnp.where(s.found, line[0], -1).astype(jnp.int32),
                      depth=depth, exhausted=exhausted, line=line.astype(jnp.int32),
@@ -366,6 +373,33 @@ def refutations(board: jax.Array, me, candidates: jax.Array, win_length: int = 5
         flat order, or the K with the highest `order` (float[N*N]; ties: lower cell). The
         rest come back unchecked: `checked`, `refutes` etc. False.
     """
+    picks = refutation_picks(board, me, candidates, win_length, rule, max_candidates, order)
+    n = board.shape[-1]
+    me = jnp.asarray(me, jnp.int8)
+    flat = jnp.asarray(board, jnp.int8).reshape(n * n)
+    boards = jax.vmap(lambda m: flat.at[m].set(me).reshape(n, n))(picks.moves)
+    res = jax.vmap(functools.partial(vcf, attacker=-me, win_length=win_length, rule=rule,
+                                     config=config))(boards)
+    return collect_refutations(picks, res.found, res.exhausted, n * n)
+
+
+class RefutationPicks(NamedTuple):
+    """The K moves `refutations` examines (leaves [K]; `refutation_picks`).
+
+    moves: int32[K], the examined moves (any cell where not `valid`).
+    valid: bool[K], a real candidate (fewer than K candidates: the rest are padding).
+    five: bool[K], the move completes the mover's five (it refutes without a search).
+    """
+
+    moves: jax.Array
+    valid: jax.Array
+    five: jax.Array
+
+
+def refutation_picks(board: jax.Array, me, candidates: jax.Array, win_length: int = 5,
+                     rule: str = "freestyle", max_candidates: int = 16,
+                     order: Optional[jax.Array] = None) -> RefutationPicks:
+    """The moves `refutations` examines (its Args), before any search."""
     _check_static(win_length, rule)
     configs.check_int("max_candidates", max_candidates, 1)
     n = board.shape[-1]
@@ -379,19 +413,24 @@ def refutations(board: jax.Array, me, candidates: jax.Array, win_length: int = 5
     else:
         score = jnp.where(allowed, order.reshape(a).astype(jnp.float32), -jnp.inf)
     top_score, picks = jax.lax.top_k(score, kk)
-    valid = top_score > -jnp.inf
     picks = picks.astype(jnp.int32)
     my_fives = _fives(flat, n, me, win_length, rule)
-    boards = jax.vmap(lambda m: flat.at[m].set(me).reshape(n, n))(picks)
-    res = jax.vmap(functools.partial(vcf, attacker=-me, win_length=win_length, rule=rule,
-                                     config=config))(boards)
-    five = my_fives[picks]
-    refutes = valid & (five | (~res.found & ~res.exhausted))
-    found = valid & ~five & res.found
-    unknown = valid & ~five & res.exhausted
+    return RefutationPicks(moves=picks, valid=top_score > -jnp.inf, five=my_fives[picks])
+
+
+def collect_refutations(picks: RefutationPicks, found: jax.Array, exhausted: jax.Array,
+                        num_cells: int) -> Refutations:
+    """`Refutations` over the N*N = `num_cells` cells from the opponent's VCF searches
+    after each of `picks` (found, exhausted: bool[K]; ignored where `five` or not `valid`).
+    """
+    valid, five = picks.valid, picks.five
+    refutes = valid & (five | (~found & ~exhausted))
+    opponent_found = valid & ~five & found
+    unknown = valid & ~five & exhausted
 
     def scatter(x):
-        return jnp.zeros((a,), bool).at[jnp.where(valid, picks, a)].set(x, mode="drop")
+        return jnp.zeros((num_cells,), bool).at[jnp.where(valid, picks.moves, num_cells)].set(
+            x, mode="drop")
 
     return Refutations(refutes=scatter(refutes), checked=scatter(valid),
-                       opponent_found=scatter(found), unknown=scatter(unknown))
+                       opponent_found=scatter(opponent_found), unknown=scatter(unknown))

@@ -72,11 +72,13 @@ def forcing_moves(states: State, max_nodes: int, vct_nodes: int, vct_depth: int 
     if one_board_at_a_time and states.board.shape[0] > 1:
         def one(state: State) -> tuple[jax.Array, jax.Array]:
             out = forcing_moves(jax.tree.map(lambda x: x[None], state), max_nodes, vct_nodes,
-                                vct_depth, defend, max_candidates, one_board_at_a_time=False)
+                                vct_depth, defend, max_candidates, one_board_at_a_time=True)
             return jax.tree.map(lambda x: x[0], out)
         return jax.lax.map(one, states)
 
-    win, allowed = threat_moves.forcing_moves(states, max_nodes, one_board_at_a_time=False)
+    # (a batch of one when one board at a time: the VCF's one-board layout)
+    win, allowed = threat_moves.forcing_moves(states, max_nodes,
+                                              one_board_at_a_time=one_board_at_a_time)
     boards, me, over = states.board, states.color, states.terminated
     legal = states.legal_action_mask & ~over[:, None]
     searching = (win < 0) & ~over
