@@ -18,6 +18,14 @@ Where the three settings come from, first match wins:
      SLURM (`srun`, more than one task), Open MPI (`mpirun`, more than one process) or a
      multi-host Cloud TPU slice (`TPU_WORKER_HOSTNAMES` naming several hosts).
 Otherwise the program is one process and nothing is initialized.
+
+On CPUs a multi-process run compiles without the persistent compilation cache. Gloo gives
+the first collective of each group of devices 30 s (not configurable) for every process to
+join it. JAX keys a CPU program by its process and writes the cache from process 0 only,
+so with the cache process 0 loaded from it what the others compiled afresh, reached a
+collective that long before them on a loaded machine and failed ("Gloo context
+initialization failed: ... timed out"): every process compiling its own keeps them in
+step.
 """
 
 from __future__ import annotations
@@ -116,14 +124,21 @@ def resolve(coordinator: Optional[str] = None, num_processes: Optional[int] = No
     return None
 
 
+HEARTBEAT_SECONDS = 100  # JAX's default
+
+
 def initialize(coordinator: Optional[str] = None, num_processes: Optional[int] = None,
                process_id: Optional[int] = None, *,
                environ: Optional[Mapping[str, str]] = None,
-               timeout_seconds: int = 300) -> Optional[Cluster]:
+               timeout_seconds: int = 300,
+               heartbeat_seconds: int = HEARTBEAT_SECONDS) -> Optional[Cluster]:
     """Connect this process to the others (`jax.distributed.initialize`) when the settings
     (`resolve`) say it is one of several; call it before anything touches a device. Returns
     the settings used, or None when there is nothing to do (one process, or already
-    connected). `timeout_seconds`: how long to wait for every process to arrive.
+    connected). `timeout_seconds`: how long to wait for every process to arrive;
+    `heartbeat_seconds`: how long a process may go silent before the others are told it is
+    lost (and stop with `ProcessLost`). On a CPU it turns the persistent compilation cache
+    off (see the module docstring).
 
     Raises:
       ValueError: incomplete or malformed settings.
@@ -134,7 +149,10 @@ def initialize(coordinator: Optional[str] = None, num_processes: Optional[int] =
     jax.distributed.initialize(coordinator_address=cluster.coordinator,
                                num_processes=cluster.num_processes,
                                process_id=cluster.process_id,
-                               initialization_timeout=timeout_seconds)
+                               initialization_timeout=timeout_seconds,
+                               heartbeat_timeout_seconds=heartbeat_seconds)
+    if jax.default_backend() == "cpu":  # see the module docstring
+        jax.config.update("jax_enable_compilation_cache", False)
     return cluster
 
 
@@ -148,9 +166,14 @@ def add_arguments(parser) -> None:
                        help="process 0's address, the same on every process")
     group.add_argument("--num-processes", metavar="N", help="how many processes in all")
     group.add_argument("--process-id", metavar="I", help="this process's index, 0..N-1")
+    group.add_argument("--heartbeat-timeout", metavar="S", type=int, default=HEARTBEAT_SECONDS,
+                       help="seconds a process may go silent before the others stop, "
+                            "reporting it lost (default: %(default)s, JAX's)")
 
 
 def from_args(args, timeout_seconds: int = 300) -> Optional[Cluster]:
     """`initialize` with the arguments of `add_arguments`."""
+    if args.heartbeat_timeout < 1:
+        raise ValueError(f"--heartbeat-timeout must be >= 1, got {args.heartbeat_timeout}")
     return initialize(args.coordinator, args.num_processes, args.process_id,
-                      timeout_seconds=timeout_seconds)
+                      timeout_seconds=timeout_seconds, heartbeat_seconds=args.heartbeat_timeout)

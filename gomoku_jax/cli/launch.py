@@ -10,7 +10,9 @@ Each process runs `gomoku-jax COMMAND ...` with `JAX_COORDINATOR_ADDRESS`,
 through line by line with a `[p0]`, `[p1]`, ... prefix; process 0's progress bar shows
 when this command's stderr is a terminal. If a process fails or is killed, the others are
 stopped (each has `--grace` seconds to end by itself, then SIGTERM, then SIGKILL) and the
-exit status is the failed one's. Ctrl-C stops them all.
+exit status is the failed one's. Ctrl-C stops them all. On Linux a process dies with the
+launcher (SIGKILL when it ends, `prctl(PR_SET_PDEATHSIG)`), so none outlives a launcher
+that was itself killed.
 
 On several machines there is nothing to launch: run the same `gomoku-jax train` command on
 every host with `--coordinator HOST0:PORT --num-processes N --process-id I` (or under
@@ -22,6 +24,7 @@ on a laptop.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import signal
 import socket
@@ -53,6 +56,28 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     parser.add_argument("rest", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                         help=f"the gomoku-jax command every process runs ({', '.join(COMMANDS)})")
     return parser
+
+
+def _prctl():
+    """libc's prctl, looked up before any fork (a forked child of a threaded process should
+    not load libraries); None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a child between fork and exec (`Popen(preexec_fn=...)`): have the kernel SIGKILL
+    it when its parent ends (Linux; elsewhere nothing)."""
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def free_port() -> int:
@@ -119,11 +144,11 @@ def stop(procs: Sequence[subprocess.Popen], grace: float) -> None:
     """Stop the processes still running: each gets `grace` seconds to end by itself (one
     that lost a peer fails at its next collective step, with its own message), then
     SIGTERM, then SIGKILL after `grace` seconds more."""
-    for signal_them in (None, subprocess.Popen.terminate, subprocess.Popen.kill):
+    for signal_them in (None, "terminate", "kill"):
         if signal_them is not None:
             for p in procs:
                 if p.poll() is None:
-                    signal_them(p)
+                    getattr(p, signal_them)()
         deadline = time.monotonic() + grace
         while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -160,13 +185,15 @@ def main(args: argparse.Namespace) -> int:
             err.flush()
 
     procs: list[subprocess.Popen] = []
+    failed: list[int] = []  # the exit statuses that made the launcher stop the others
     threads: list[threading.Thread] = []
     interrupted = False
     try:
         for i in range(args.processes):
             p = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  env=child_env(os.environ, coordinator, args.processes, i,
-                                               args.cpu_devices, show))
+                                               args.cpu_devices, show),
+                                 preexec_fn=die_with_parent)
             procs.append(p)
             for stream, sink in ((p.stdout, out), (p.stderr, err)):
                 t = threading.Thread(target=forward, args=(stream, f"[p{i}] ".encode(),
@@ -175,8 +202,11 @@ def main(args: argparse.Namespace) -> int:
                 threads.append(t)
         say(f"{args.processes} processes, coordinator {coordinator}: "
             + ", ".join(f"p{i} pid {p.pid}" for i, p in enumerate(procs)))
-        while any(p.poll() is None for p in procs):
-            if any(p.returncode not in (None, 0) for p in procs):
+        # poll every process on each pass (`any` over a generator would stop at the first
+        # one still running and never see a later one that died)
+        while None in [p.poll() for p in procs]:
+            failed = [p.returncode for p in procs if p.returncode not in (None, 0)]
+            if failed:
                 say(f"{failures(procs)}: stopping the other processes")
                 stop(procs, args.grace)
                 break
@@ -192,8 +222,10 @@ def main(args: argparse.Namespace) -> int:
     if not any(codes):
         return 0
     say(f"failed: {failures(procs)}")
-    # the cause: a process killed by a signal, else the first that failed
-    code = min(codes) if min(codes) < 0 else next(c for c in codes if c)
+    # the cause, among those that failed before the launcher stopped the rest: one killed
+    # by a signal, else the first
+    cause = failed or [c for c in codes if c]
+    code = min(cause) if min(cause) < 0 else cause[0]
     return code if code > 0 else 128 - code
 
 
