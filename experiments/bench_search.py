@@ -5,7 +5,8 @@ what one simulation costs as the tree grows.
     python experiments/bench_search.py --out search.md --json search.json
 
 Part 1, the grid: simulations per second of every algorithm of `--algorithms` (names of
-`gomoku_jax.search.ALGORITHMS`, each with its default config) with every loop of `--loops`
+`gomoku_jax.search.ALGORITHMS`, each with its default config, or with the fields `--set`
+changes in every algorithm, e.g. `--set dirichlet_fraction=0`) with every loop of `--loops`
 (`gomoku_jax`, ours: path-only backward; `mctx`: `mctx.search`) and every evaluator of
 `--evaluators`, for each batch size x simulation count:
   network    the policy-value ResNet (`--net`, random weights) through `NetworkEvaluator`;
@@ -63,7 +64,7 @@ import itertools
 import os
 import sys
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -180,10 +181,12 @@ class SearchRun:
 
 
 def measure_search(env, name: str, evaluator_name: str, evaluator, params, states, sims: int,
-                   repeats: int, max_seconds: float, loop: str = "gomoku_jax") -> SearchRun:
-    """Time `search.make(name, loop=loop)` (its default config otherwise) with `evaluator`:
-    work = B x sims."""
-    jitted = jax.jit(search_fn(env, search.make(name, loop=loop), evaluator, sims))
+                   repeats: int, max_seconds: float, loop: str = "gomoku_jax",
+                   fields: Optional[Mapping[str, Any]] = None) -> SearchRun:
+    """Time `search.make(name, loop=loop, **fields)` (its default config otherwise) with
+    `evaluator`: work = B x sims."""
+    jitted = jax.jit(search_fn(env, search.make(name, loop=loop, **(fields or {})), evaluator,
+                               sims))
     args = (params, states, jax.random.key(0))
     m = measure(name, evaluator_name, jitted, args, states.legal_action_mask.shape[0], sims,
                 repeats, max_seconds)
@@ -232,10 +235,13 @@ def run_grid(env, evaluators, pool, batches: Sequence[int], sims_list: Sequence[
              algorithms: Sequence[str], evaluator_names: Sequence[str], repeats: int,
              max_seconds: float, cache: dict, log=print,
              loops: Sequence[str] = LOOPS,
-             tick: Callable[[int], None] = lambda n: None) -> list[GridCell]:
+             tick: Callable[[int], None] = lambda n: None,
+             fields: Optional[Mapping[str, Any]] = None) -> list[GridCell]:
     """Every (evaluator, algorithm, loop, sims, batch) cell, in that loop order, on the
-    first `batch` positions of `pool`, `tick(1)` after each. `cache` collects the SearchRuns
-    by (algorithm, loop, evaluator, batch, sims), for the curve and the profile."""
+    first `batch` positions of `pool`, `tick(1)` after each; each algorithm with `fields`
+    changed. `cache` collects the SearchRuns by (algorithm, loop, evaluator, batch, sims), for
+    the curve and the profile."""
+    fields = fields or {}
     cells: list[GridCell] = []
     for evaluator, name, loop, sims, b in itertools.product(
             evaluator_names, algorithms, loops, sorted(sims_list), sorted(batches)):
@@ -247,10 +253,10 @@ def run_grid(env, evaluators, pool, batches: Sequence[int], sims_list: Sequence[
         if slow:
             cell.skipped = f"skipped (B={slow[0].batch}, S={slow[0].sims} was over budget)"
         else:
-            cell.skipped = tree_refusal(env, states, sims, search.make(name))
+            cell.skipped = tree_refusal(env, states, sims, search.make(name, **fields))
         if not cell.skipped:
             run = measure_search(env, name, evaluator, *evaluators[evaluator], states, sims,
-                                 repeats, max_seconds, loop)
+                                 repeats, max_seconds, loop, fields)
             cell.result, cache[(name, loop, evaluator, b, sims)] = run.result, run
         cells.append(cell)
         log("  " + _grid_log_line(cell))
@@ -407,13 +413,15 @@ class CurveRow:
 
 def run_curve(env, evaluators, pool, batch: int, sims_list: Sequence[int], repeats: int,
               max_seconds: float, cache: dict, evaluator: str = "heuristic",
-              log=print, tick: Callable[[int], None] = lambda n: None) -> list[CurveRow]:
+              log=print, tick: Callable[[int], None] = lambda n: None,
+              fields: Optional[Mapping[str, Any]] = None) -> list[CurveRow]:
     """Parts (i)-(vi) for each simulation count (`tick(1)` after each), on the first
-    `batch` start positions;
+    `batch` start positions, PUCT with `fields` changed;
     `cache` holds the grid's SearchRuns, reused for (i) and (ii) where they match. A part
     that went over `max_seconds` is skipped at the larger simulation counts."""
     states = take(pool, batch)
-    algorithm = search.make("puct")
+    fields = fields or {}
+    algorithm = search.make("puct", **fields)
     ev, params = evaluators[evaluator]
     rows: list[CurveRow] = []
     over: dict[str, str] = {}  # part -> why it is no longer measured
@@ -438,7 +446,7 @@ def run_curve(env, evaluators, pool, batch: int, sims_list: Sequence[int], repea
             key = ("puct", loop, name, batch, sims)
             if key not in cache and runs(part):
                 cache[key] = measure_search(env, "puct", name, *evaluators[name], states, sims,
-                                            repeats, max_seconds, loop)
+                                            repeats, max_seconds, loop, fields)
             if key in cache:
                 record(part, cache[key].result)
         if runs("evaluator"):
@@ -585,9 +593,11 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
                   max_seconds: float = 20.0, seed: int = 0, curve_evaluator: str = "heuristic",
                   net: str = "small", profile_dir: Optional[str] = None, log=print,
                   loops: Sequence[str] = LOOPS,
-                  tick: Callable[[int], None] = lambda n: None) -> dict:
-    """Run the grid and/or the curve, and trace one search if `profile_dir` is given;
-    `tick(1)` after each grid cell and curve row (`count_rows` in all).
+                  tick: Callable[[int], None] = lambda n: None,
+                  fields: Optional[Mapping[str, Any]] = None) -> dict:
+    """Run the grid and/or the curve (every algorithm with `fields` changed), and trace one
+    search if `profile_dir` is given; `tick(1)` after each grid cell and curve row
+    (`count_rows` in all).
     Returns {"grid": [GridCell], "curve": [CurveRow], "curve_evaluator": name,
     "profile": {"dir", "files", "simulations", "batch", "evaluator"} or None}."""
     env = gomoku_jax.make("gomoku", board_size=board_size)
@@ -597,16 +607,18 @@ def run_benchmark(board_size: int = 15, batches: Sequence[int] = DEFAULT_BATCHES
     size = max(list(batches if "grid" in parts else []) + list(curve_batches))
     pool = start_positions(env, size, jax.random.key(seed))
     cache: dict = {}
-    out: dict = {"grid": [], "curve": [], "curve_evaluator": curve_evaluator, "profile": None}
+    out: dict = {"grid": [], "curve": [], "curve_evaluator": curve_evaluator, "profile": None,
+                 "fields": dict(fields or {})}
     if "grid" in parts:
         log("## grid")
         out["grid"] = run_grid(env, evaluators, pool, batches, sims_list, algorithms,
-                               evaluator_names, repeats, max_seconds, cache, log, loops, tick)
+                               evaluator_names, repeats, max_seconds, cache, log, loops, tick,
+                               fields)
     if "curve" in parts:
         for curve_batch in curve_batches:
             log(f"## cost per simulation, PUCT, batch {curve_batch}")
             out["curve"] += run_curve(env, evaluators, pool, curve_batch, curve_sims, repeats,
-                                      max_seconds, cache, curve_evaluator, log, tick)
+                                      max_seconds, cache, curve_evaluator, log, tick, fields)
     if profile_dir is not None:
         out["profile"] = p = profile(cache, curve_evaluator, profile_dir)
         log(f"## profile: {_profiled(p)}" + (f", traced into {profile_dir}" if p else ""))
@@ -634,16 +646,18 @@ def _profiled(p: Optional[dict]) -> str:
 def render_report(results: dict, board_size: int, repeats: int, net: str = "small") -> str:
     n = f"{board_size}x{board_size}"
     evaluator = results.get("curve_evaluator", "heuristic")
+    changed = ", ".join(f"{k}={v}" for k, v in results.get("fields", {}).items())
+    config = f"default config with {changed}" if changed else "default config"
     lines = [f"# Search throughput, {n} Gomoku (freestyle), median of {repeats}; "
              f"{describe_machine()}"]
     if results["grid"]:
-        lines += ["", f"## Simulations per second (each algorithm's default config, start "
+        lines += ["", f"## Simulations per second (each algorithm's {config}, start "
                       f"positions 6-20 random plies deep; network = the {net!r} ResNet "
                       f"preset, random weights)", "",
                   render_grid(results["grid"])]
     for batch in sorted({r.batch for r in results["curve"]}):
-        lines += ["", f"## Cost per simulation, PUCT, batch {batch}: us of wall time "
-                      f"per simulation per board (x = vs the smallest S)", "",
+        lines += ["", f"## Cost per simulation, PUCT ({config}), batch {batch}: us of wall "
+                      f"time per simulation per board (x = vs the smallest S)", "",
                   f"(i) is our loop, (i') mctx's (the same tree); (iii) is the {evaluator} "
                   "evaluator alone, called S times; (iv) and (v) back up every leaf of the "
                   "tree of (i), in order; (vi) is PUCT's selection, timed per descent step on "
@@ -676,6 +690,10 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                              "(default: %(default)s)")
     parser.add_argument("--net", default="small", choices=sorted(NET_PRESETS),
                         help="ResNet preset of the network evaluator (default: %(default)s)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        dest="search_sets",
+                        help="change a field of every algorithm's config (a keyword of "
+                             "search.make), e.g. dirichlet_fraction=0 (repeatable)")
     parser.add_argument("--loops", default=",".join(LOOPS),
                         help="the grid's simulation loops: ours (gomoku_jax) and mctx's "
                              "(default: %(default)s)")
@@ -706,6 +724,23 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     return parser
 
 
+def search_fields(items: Sequence[str], algorithms: Sequence[str]) -> dict[str, str]:
+    """{field: value} of `--set FIELD=VALUE` items, checked against every algorithm's config
+    (SystemExit with search.make's message where one has no such field or value)."""
+    fields = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise SystemExit(f"error: --set takes FIELD=VALUE, got {item!r}")
+        fields[name.strip()] = value.strip()
+    for name in dict.fromkeys(algorithms):
+        try:
+            search.make(name, **fields)
+        except ValueError as e:
+            raise SystemExit(f"error: --set: {e}")
+    return fields
+
+
 def _names(text: str, allowed: Sequence[str], flag: str) -> list[str]:
     names = [x.strip() for x in text.split(",") if x.strip()]
     if not names or any(x not in allowed for x in names):
@@ -725,6 +760,8 @@ def main(args: argparse.Namespace) -> int:
     if args.repeats < 1 or min(curve_batches) < 1 or not args.max_seconds_per_cell > 0:
         raise SystemExit("error: --repeats and --curve-batch must be >= 1 and "
                          "--max-seconds-per-cell > 0")
+    fields = search_fields(args.search_sets,
+                           [*algorithms, *(["puct"] if "curve" in parts else [])])
     setup_run(args.board_size, args.cpus)
 
     print(f"# Search throughput, {args.board_size}x{args.board_size} Gomoku "
@@ -740,14 +777,14 @@ def main(args: argparse.Namespace) -> int:
                                 args.max_seconds_per_cell, args.seed, args.curve_evaluator,
                                 args.net, args.profile,
                                 log=progress.printer(bar),
-                                loops=loops, tick=bar.update)
+                                loops=loops, tick=bar.update, fields=fields)
     report = render_report(results, args.board_size, args.repeats, args.net)
     print("\n" + report)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
     write_report(report, args.out, args.json, {
         "machine": describe_machine(), "board_size": args.board_size, "repeats": args.repeats,
         "net": args.net, "curve_batches": curve_batches, "loops": loops,
-        "curve_evaluator": args.curve_evaluator,
+        "curve_evaluator": args.curve_evaluator, "fields": fields,
         "grid": [c.as_dict() for c in results["grid"]],
         "curve": [r.as_dict() for r in results["curve"]], "profile": results["profile"]})
     return 0

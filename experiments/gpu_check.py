@@ -110,8 +110,11 @@ FULL = Sizes(env_batches=(65_536, 262_144), env_steps=32, search_board=15, searc
              train_sets=("selfplay.moves=8", "optim.sgd_steps=5"), matmul_size=0,
              repeats=3)
 # Every program of FULL at its smallest, one env batch (each program is a compile: 2-15 s on
-# a 2-core CPU); the "test" preset (7x7, tiny net) at its smallest, with a 2-step scan.
-TINY = Sizes(env_batches=(64,), env_steps=4, search_board=7, search_batch=8,
+# a 2-core CPU); the "test" preset (7x7, tiny net) at its smallest, with a 2-step scan. The
+# env playouts (batch 2, 4 moves) are the programs the smoke tests of bench_fauxgo.py (Faux
+# Go and pgx's go_9x9 on 9x9) and of the env benchmark (Gomoku 15x15) run: one process (or a
+# shared compilation cache) compiles each of them once.
+TINY = Sizes(env_batches=(2,), env_steps=4, search_board=7, search_batch=2,
              search_sims=4, search_net="tiny", train_preset="test",
              train_sets=("selfplay.games=2", "selfplay.moves=2", "selfplay.num_simulations=2",
                          "optim.batch_size=8", "optim.sgd_steps=2"),

@@ -13,7 +13,8 @@ fewer nodes (the `nodes` column: the tree's nodes over S + 1).
 (2) The tactical suite (`games.gomoku.tactics_suite`: the shipped 15x15 suite, or `--generate N`
 puzzles per category on other boards) solved at equal time per move: for each W, the
 simulation count that part (1) says fits `--ms-per-move` with the heuristic evaluator
-(rounded down to a multiple of W), and the agent `mcts:evaluator=heuristic` with it.
+(rounded down to a multiple of W), and the agent `--agent` (default `mcts:evaluator=heuristic`,
+which runs the threat search at its root) with it and `leaves_per_step=W`.
 Progress bars on stderr count part (1)'s configurations and part (2)'s puzzles (not with
 `--no-progress` or when stderr is not a terminal).
 """
@@ -42,6 +43,7 @@ from gomoku_jax.search import tree_loop
 from gomoku_jax.search.evaluators import NetworkEvaluator
 
 EVALUATORS = ("heuristic", "network")
+DEFAULT_AGENT = "mcts:evaluator=heuristic"  # part (2)'s
 
 
 def make_evaluator(env, name: str, net: str, seed: int):
@@ -117,13 +119,14 @@ def tactic_sims(rows, leaves, ms_per_move: float) -> dict[int, int]:
 
 
 def solve(env, puzzles, leaves, sims_of, batch_size, seed, log,
-          on_puzzles: Callable[[int], None] = lambda n: None):
-    """Part (2): [{W, S, solved, total, ms_per_move}]; `on_puzzles(n)`: n more puzzles
-    played (len(leaves) * len(puzzles) in all)."""
+          on_puzzles: Callable[[int], None] = lambda n: None, agent: str = DEFAULT_AGENT):
+    """Part (2): [{W, S, solved, total, ms_per_move}] of the agent spec `agent` with each
+    W's simulations; `on_puzzles(n)`: n more puzzles played (len(leaves) * len(puzzles) in
+    all)."""
     rows = []
+    sep = "," if ":" in agent else ":"
     for width in leaves:
-        spec = (f"mcts:evaluator=heuristic,num_simulations={sims_of[width]},"
-                f"leaves_per_step={width}")
+        spec = f"{agent}{sep}num_simulations={sims_of[width]},leaves_per_step={width}"
         start = time.perf_counter()
         result = solve_rates(env, make_agent(spec), puzzles, jax.random.key(seed),
                              batch_size=batch_size, latency_samples=3, on_puzzles=on_puzzles)
@@ -161,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-puzzles", type=int, default=0,
                         help="part (2): the first N puzzles only (0: all)")
     parser.add_argument("--tactics-batch", type=int, default=8)
+    parser.add_argument("--agent", default=DEFAULT_AGENT,
+                        help="part (2)'s agent spec, given num_simulations and "
+                             "leaves_per_step (default: %(default)s)")
     parser.add_argument("--skip-tactics", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="write the markdown report")
@@ -208,10 +214,11 @@ def main(args: argparse.Namespace, log=lambda s: print(s, flush=True)) -> int:
         with progress.bar(len(leaves) * len(puzzles), "tactics", "puzzle",
                           enabled=shown) as bar:
             solved = solve(suite.env, puzzles, leaves, sims_of, args.tactics_batch, args.seed,
-                           bar.write if shown else log, bar.update)
+                           bar.write if shown else log, bar.update, args.agent)
         report += [f"\n### Tactical suite at {args.ms_per_move:g} ms per move "
-                   f"({len(puzzles)} puzzles, heuristic evaluator)\n", solve_table(solved)]
-        record["tactics"] = {"ms_per_move": args.ms_per_move, "results": solved}
+                   f"({len(puzzles)} puzzles, {args.agent})\n", solve_table(solved)]
+        record["tactics"] = {"ms_per_move": args.ms_per_move, "agent": args.agent,
+                             "results": solved}
     text = "\n".join(report)
     log("\n" + text)
     write_report(text, args.out, args.json, record)

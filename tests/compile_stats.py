@@ -1,8 +1,9 @@
-"""`pytest --compile-stats DIR`: what every test paid to JAX, to find what makes the suite slow.
+"""`pytest --compile-stats=DIR`: what every test paid to JAX, to find what makes the suite slow.
 
 Compiling is most of the suite's time on a CPU, and `--durations` cannot tell a test that
-compiles from one that computes. With `--compile-stats DIR` every worker appends a JSON line
-per test to `DIR/<worker>.jsonl`:
+compiles from one that computes. With `--compile-stats=DIR` every worker appends a JSON line
+per test to `DIR/<worker>.jsonl` (write it with `=`: the option is a conftest's, unknown when
+pytest first reads the command line, which would take a separate DIR for a test path):
 
     {"test": nodeid, "wall": s, "compiles": n, "compile_s": s, "trace_s": s, "lower_s": s,
      "cache_hits": n}

@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from compile_stats import (  # noqa: F401  (pytest --compile-stats DIR)
+from compile_stats import (  # noqa: F401  (pytest --compile-stats=DIR)
     pytest_addoption,
     pytest_configure,
     pytest_runtest_protocol,
@@ -139,3 +139,13 @@ class EndCell(Agent):
         policy = jax.nn.one_hot(action, legal.shape[-1], dtype=jnp.float32)
         return action.astype(jnp.int32), agent_state, {"policy": policy,
                                                         "value": jnp.float32(0.0)}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The modules that hold `slow` tests first, the rest after them, each in collection
+    order. pytest-xdist's loadscope hands out whole modules in this order
+    (`--no-loadscope-reorder`, pyproject.toml), so the long end-to-end modules start at once
+    and the many short ones fill in around them: no long module left for one worker at the
+    end while the other waits."""
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)

@@ -12,13 +12,15 @@ import mctx
 import numpy as np
 
 import gomoku_jax
+from gomoku_jax import search
 from gomoku_jax.games.gomoku import winning_colours
 from gomoku_jax.games.random_play import random_legal_action
 from gomoku_jax.search.prior import candidates
 
 
 def stack(states):
-    return jax.tree.map(lambda *x: jnp.stack(x), *states)
+    """The states (one game each) as one batch, NumPy leaves (no compile)."""
+    return jax.tree.map(lambda *x: np.stack(x), *states)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,11 +70,19 @@ def late_positions(board_size: int, win_length: int, count: int, seed: int):
     return env, stack(out)
 
 
+@functools.lru_cache(maxsize=None)
+def candidates_fn(env, shaping: str, threshold: float):
+    """Jitted `states -> candidates bool[B, A]` (`search.prior.candidates`), once per
+    config."""
+    return jax.jit(lambda states: candidates(env, shaping, threshold, states)[0])
+
+
 def illegal_interior_visits(env, algorithm, tree) -> tuple[int, int]:
     """(visits on children that were illegal or hard-masked in their node's state, all
     child visits) over the expanded live nodes of a batched mctx tree."""
-    states = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), tree.embeddings)
-    allowed, _ = candidates(env, algorithm.prior_shaping, algorithm.candidate_threshold, states)
+    states = jax.tree.map(lambda x: np.asarray(x).reshape((-1,) + x.shape[2:]),
+                          tree.embeddings)
+    allowed = candidates_fn(env, algorithm.prior_shaping, algorithm.candidate_threshold)(states)
     visits = np.asarray(tree.children_visits)
     allowed = np.asarray(allowed).reshape(visits.shape)
     live = (np.asarray(tree.node_visits) > 0) & ~np.asarray(states.terminated).reshape(
@@ -159,3 +169,60 @@ class NoisyEvaluator:
         k_logits, k_value = jax.random.split(key)
         return (2.0 * jax.random.normal(k_logits, (batch, env.num_actions)),
                 jax.random.uniform(k_value, (batch,), minval=-1.0, maxval=1.0))
+
+
+# ----------------------------------------------------------------- reference searches
+
+REFERENCE_SIMS = 64
+
+# The searches that several modules check, each compiled once per session: our loop
+# against mctx's (tests/search/test_tree_loop.py), no visit on a masked child
+# (test_masking.py), W = 1 as the loop before leaf parallelism (test_leaf_parallel.py).
+# mctx's semantics at a game-over node (`stop_at_terminal=False`), so that both loops
+# build the same tree. The peaked evaluator puts a search in a lost position, where an
+# unmasked selection walks into illegal children (test_masking.py's control).
+REFERENCE = {
+    "puct-noisy-min_max-hard": ("puct", NoisyEvaluator(),  # root noise on
+                                dict(q_transform="min_max", symmetry="none",
+                                     prior_shaping="hard", candidate_threshold=0.5)),
+    "puct-peaked-alphazero": ("puct", PeakedEvaluator(),
+                              dict(q_transform="alphazero", symmetry="random",
+                                   dirichlet_fraction=0.0)),
+    "gumbel-peaked": ("gumbel", PeakedEvaluator(), dict(symmetry="none")),
+    "pure_mcts-peaked": ("pure_mcts", PeakedEvaluator(), dict()),
+}
+
+
+def reference_positions():
+    """(env, states [16]): live 7x7 four-in-a-row positions, 40-70% filled, so that games
+    end inside the trees (absorbing nodes, discount 0)."""
+    return late_positions(7, 4, 16, seed=0)
+
+
+def reference_root_mask(env, algorithm, states) -> np.ndarray:
+    """bool[B, A], the searches' `root_mask`: boards 0-2 restricted to two of their root
+    candidates, board 3 to cells that are none of them (so it keeps them all), the other
+    boards unrestricted."""
+    allowed = np.asarray(candidates_fn(env, algorithm.prior_shaping,
+                                       algorithm.candidate_threshold)(states))
+    mask = np.ones_like(allowed)
+    for b in range(3):
+        mask[b] = False
+        mask[b, np.flatnonzero(allowed[b])[:2]] = True
+    mask[3] = ~allowed[3]
+    return mask
+
+
+@functools.lru_cache(maxsize=None)
+def reference_search(name: str, **changes):
+    """(algorithm, root_mask, SearchOutput on the host) of `REFERENCE[name]`, its fields
+    updated with `changes` (e.g. loop="mctx"), on `reference_positions()` with
+    `reference_root_mask`, `REFERENCE_SIMS` simulations (cached)."""
+    algorithm_name, evaluator, fields = REFERENCE[name]
+    algorithm = search.make(algorithm_name, **{"stop_at_terminal": False, **fields, **changes})
+    env, states = reference_positions()
+    mask = reference_root_mask(env, algorithm, states)
+    out = jax.jit(lambda s, k, m: algorithm.search(env, evaluator, None, s, k, REFERENCE_SIMS,
+                                                   root_mask=m))(
+        states, jax.random.key(7), jnp.asarray(mask))
+    return algorithm, mask, jax.device_get(out)

@@ -9,14 +9,20 @@ import threading
 import jax
 import numpy as np
 import pytest
+from conftest import compiled
+from engine_search import SMALL_TREE, search_agent
 
 from gomoku_jax import agents
-from gomoku_jax.agents.anytime import AnytimeSearch, node_bytes, supports
+from gomoku_jax.agents.anytime import DEFAULT_MAX_NODES, AnytimeSearch, node_bytes, supports
 from gomoku_jax.games.gomoku.env import Gomoku
+from gomoku_jax.games.gomoku.opening_rule import OpeningGomoku
 from gomoku_jax.search import reuse
 
 ENV = Gomoku(7, 5)
-AGENT = agents.make("mcts", num_simulations=8, evaluator="heuristic")
+# The uniform evaluator: what these tests check does not depend on the evaluator, and the
+# heuristic's would make every chunk's compile longer. The threat search is on (the
+# default).
+AGENT = agents.make("mcts", num_simulations=8, evaluator="uniform")
 KEY = jax.random.key(0)
 
 
@@ -125,18 +131,21 @@ def test_no_budget_is_one_chunk_and_a_full_tree_stops(searcher):
 def test_the_tree_carries_over_two_plies(searcher):
     s, clock = searcher
     slow(s, clock, {"start": 0.0, 8: 0.01, 1: 0.002}, estimates=True)
-    state = position(24, 25)
+    # White to move faces black's VCF: the threat search keeps a few refutations at the
+    # root, so that (with the uniform evaluator) the tree grows deep under them.
+    state = position(8, 42, 9, 43, 10)
     first = s.move(ENV, state, s.init_state(ENV), KEY, 1.0)
     assert first.simulations >= 600
-    tree = jax.tree.map(lambda x: x[0], first.tree)
+    tree = jax.device_get(jax.tree.map(lambda x: x[0], first.tree))
     ours = int(tree.children_index[0, first.action])
-    reply = int(np.argmax(np.asarray(tree.children_visits[ours])))
+    reply = int(np.argmax(tree.children_visits[ours]))
     grandchild = int(tree.children_index[ours, reply])
     assert grandchild > 0
-    later = ENV.step(ENV.step(state, first.action), reply)
-    assert int(reuse.find_node(tree, later)) == grandchild
+    step = compiled(ENV).step
+    later = step(step(state, np.int32(first.action)), np.int32(reply))
+    assert int(jax.jit(reuse.find_node)(tree, later)) == grandchild
     second = s.move(ENV, later, first.tree, KEY, 0.2)
-    subtree = int(np.sum(np.asarray(reuse.subtree_mask(tree, grandchild))))
+    subtree = int(np.sum(jax.jit(reuse.subtree_mask)(tree, grandchild)))
     assert second.reused == subtree > 1
     root_visits = int(tree.node_visits[grandchild])
     assert int(second.tree.node_visits[0, 0]) == root_visits + second.simulations
@@ -166,34 +175,48 @@ def test_forced_wins_and_refutations_come_from_the_threat_search(searcher):
     chunk searches only its refutations (the hook's root mask)."""
     s, clock = searcher
     slow(s, clock, {"start": 0.0, 8: 0.01, 1: 0.002})
+    c = s._compiled_for(ENV)
+
+    def forcing_moves(state):  # the agent's threat search, through the searcher's compiled
+        # start (the reroot of an empty tree and `AGENT.forcing_moves`)
+        _, win, mask, _ = c.start(c.fresh(), jax.tree.map(lambda x: x[None], state))
+        return int(win), np.asarray(mask[0])
+
     # Black (to move) has three in a row with both ends open twice over: fours win.
     win_state = position(8, 42, 9, 43, 10, 40)  # black 8, 9, 10 on row 1; white scattered
-    win, mask = AGENT.bind(ENV).forcing_moves(jax.tree.map(lambda x: x[None], win_state))
-    assert int(win[0]) >= 0
+    win, _ = forcing_moves(win_state)
+    assert win >= 0
     move = s.move(ENV, win_state, s.init_state(ENV), KEY, 1.0)
-    assert move.action == int(win[0]) and move.simulations == 0 and move.chunks == ()
+    assert move.action == win and move.simulations == 0 and move.chunks == ()
     # White to move faces that same VCF: its root keeps the refutations only.
     threatened = position(8, 42, 9, 43, 10)
-    win, mask = AGENT.bind(ENV).forcing_moves(jax.tree.map(lambda x: x[None], threatened))
-    mask = np.asarray(mask[0])
-    assert int(win[0]) == -1 and 0 < mask.sum() < int(np.sum(np.asarray(
+    win, mask = forcing_moves(threatened)
+    assert win == -1 and 0 < mask.sum() < int(np.sum(np.asarray(
         threatened.legal_action_mask)))
     move = s.move(ENV, threatened, s.init_state(ENV), KEY, 0.2)
     visits = np.asarray(move.tree.children_visits[0, 0])
     assert move.simulations > 0 and visits[~mask].sum() == 0 and mask[move.action]
 
 
+def network_agent():
+    """(agent, params): PUCT over a tiny network without the threat search, and the
+    network's params as a restored network's are, committed arrays."""
+    from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
+
+    model = PolicyValueModel.for_env(NET_PRESETS["tiny"], ENV)
+    params = jax.device_put(jax.jit(model.init)(KEY), jax.devices()[0])
+    return agents.make("mcts", num_simulations=8, evaluator="network", network=model,
+                       threat_search=0), params
+
+
 def test_committed_params_compile_nothing_on_the_clock():
     """A restored network's params are committed arrays; the searcher makes them
     uncommitted, so the trees its calls return, fed back at the next moves, match what
     `prepare` compiled (pbrain's network moves compiled anew on the clock before)."""
-    from gomoku_jax.nets.resnet import NET_PRESETS, PolicyValueModel
-
-    model = PolicyValueModel.for_env(NET_PRESETS["tiny"], ENV)
-    params = jax.device_put(model.init(KEY), jax.devices()[0])
-    agent = agents.make("mcts", num_simulations=8, evaluator="network", network=model,
-                        threat_search=0)
-    s = AnytimeSearch(agent, params, max_nodes=129)
+    agent, params = network_agent()
+    assert all(x.committed for x in jax.tree.leaves(params))
+    # one chunk size (the moves below run one chunk each): one chunk program to compile
+    s = AnytimeSearch(agent, params, max_nodes=33, small_chunk=8)
     s.prepare(ENV, KEY)
     c = s._compiled_for(ENV)
     calls = [c.start, *c.chunks.values()]
@@ -207,16 +230,20 @@ def test_committed_params_compile_nothing_on_the_clock():
 
 
 def test_a_time_hint_grows_the_tree_on_a_thread_and_moves_go_on_meanwhile():
-    # Without the VCF, and from 33 to 129 nodes: the test compiles two capacities, and
-    # what it checks does not depend on their sizes.
+    # The engine tests' search on pbrain's 7x7 game (tests/engine_search.py), from
+    # SMALL_TREE to DEFAULT_MAX_NODES nodes: the two capacities the pbrain tests compile, so
+    # that the persistent cache serves them. What this checks does not depend on the sizes
+    # nor on what a chunk computes.
+    env = OpeningGomoku(7)
     clock = FakeClock()
-    s = AnytimeSearch(agents.make("mcts", num_simulations=8, evaluator="heuristic",
-                                  threat_search=0), clock=clock, max_nodes=33)
-    assert s.nodes_for(ENV, 1.0) == 0  # nothing measured yet
-    s.prepare(ENV, KEY)
-    s._compiled_for(ENV).estimates[s.chunk] = 0.1  # 8 simulations in 100 ms: 80 a second
-    assert s.nodes_for(ENV, 1.0) == 129  # 1.5 x 80 = 120, up to a power of two plus one
-    assert s.nodes_for(ENV, None) == 0
+    s = AnytimeSearch(search_agent(), clock=clock, max_nodes=SMALL_TREE)
+    assert s.sizes() == (1,)
+    assert s.nodes_for(env, 1.0) == 0  # nothing measured yet
+    s.prepare(env, KEY)
+    s._compiled_for(env).estimates[s.chunk] = 2e-4  # 1 simulation in 0.2 ms: 5000 a second
+    assert s.nodes_for(env, 1.0) == DEFAULT_MAX_NODES  # 1.5 x 5000 = 7500, up to 2^13 + 1
+    assert s.nodes_for(env, None) == 0
+    slow(s, clock, {"start": 0.0, 1: 0.01})  # (a few chunks in each move's 50 ms)
 
     started = threading.Event()
     release = threading.Event()
@@ -228,19 +255,20 @@ def test_a_time_hint_grows_the_tree_on_a_thread_and_moves_go_on_meanwhile():
         return real_build(env, capacity)
 
     s._build = gated_build
-    thread = s.grow_for(ENV, 1.0, KEY)
+    thread = s.grow_for(env, 1.0, KEY)
     assert thread is not None and started.wait()
-    assert s.capacity(ENV) == 129 and s.prepared(ENV)
-    move = s.move(ENV, position(24), s.init_state(ENV), KEY, budget_s=0.05)  # no compile
-    assert move.tree.node_visits.shape[-1] == 33
+    assert s.capacity(env) == DEFAULT_MAX_NODES and s.prepared(env)
+    first = env.from_moves([24])
+    move = s.move(env, first, s.init_state(env), KEY, budget_s=0.05)  # no compile
+    assert move.tree.node_visits.shape[-1] == SMALL_TREE
     release.set()
     thread.join()
-    move = s.move(ENV, position(24), move.tree, KEY, budget_s=0.05)
-    assert move.tree.node_visits.shape[-1] == 129  # the grown tree, a fresh one
-    s._compiled_for(ENV).estimates[s.chunk] = 0.1  # (the fake clock measured 0 s)
-    assert s.grow_for(ENV, 1.0, KEY) is None  # compiled already
+    move = s.move(env, first, move.tree, KEY, budget_s=0.05)
+    assert move.tree.node_visits.shape[-1] == DEFAULT_MAX_NODES  # the grown tree, a fresh one
+    s._compiled_for(env).estimates[s.chunk] = 2e-4  # (the fake clock measured 10 ms)
+    assert s.grow_for(env, 1.0, KEY) is None  # compiled already
 
-    s.set_max_tree_bytes(100 * node_bytes(ENV))  # memory bounds a grown tree too
-    assert s.capacity(ENV) == 65
+    s.set_max_tree_bytes(100 * node_bytes(env))  # memory bounds a grown tree too
+    assert s.capacity(env) == 65
     s.set_max_tree_bytes(0)
-    assert s.grow_for(ENV, None, KEY) is None and s.capacity(ENV) == 33  # no hint: max_nodes
+    assert s.grow_for(env, None, KEY) is None and s.capacity(env) == SMALL_TREE  # max_nodes

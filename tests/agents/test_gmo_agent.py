@@ -85,19 +85,21 @@ def random_positions(env, count: int, plies: int, seed: int):
 
 @functools.lru_cache(maxsize=None)
 def _choose(game: str, optim_steps: int):
+    """(env, agent, params, choose_and_act): one program per config for both `choose`
+    (vmapped) and `act_batch` on the same arguments (XLA computes the choice once)."""
     env = gomoku_jax.make(game, board_size=5 if game == "fauxgo" else 7)
     agent = agents.make("gmo", optim_steps=optim_steps, **TINY).bind(env)
     params = agent.params_or_fresh(None)
-    choose = jax.jit(jax.vmap(agent.choose, in_axes=(None, 0, 0, 0)))
-    act = jax.jit(agent.act_batch)
-    return env, agent, params, choose, act
+    choose = jax.vmap(agent.choose, in_axes=(None, 0, 0, 0))
+    both = jax.jit(lambda *args: (choose(*args), agent.act_batch(*args)))
+    return env, agent, params, both
 
 
 def test_without_ascent_gmo_plays_the_top_scored_move():
-    env, agent, params, choose, _ = _choose("gomoku", 0)
+    env, agent, params, choose_and_act = _choose("gomoku", 0)
     states = random_positions(env, 6, 9, seed=1)
     memory = jax.vmap(agent.init)(jax.random.split(jax.random.key(0), 6))
-    choice = choose(params, memory, states, jax.random.split(jax.random.key(2), 6))
+    choice, _ = choose_and_act(params, memory, states, jax.random.split(jax.random.key(2), 6))
     scores = np.asarray(choice.scores)
     np.testing.assert_array_equal(choice.action, scores.argmax(axis=1))
     np.testing.assert_array_equal(choice.projected, choice.candidates)
@@ -105,12 +107,11 @@ def test_without_ascent_gmo_plays_the_top_scored_move():
 
 def test_with_ascent_moves_are_legal_and_remembered_on_both_games():
     for game in ("gomoku", "fauxgo"):
-        env, agent, params, choose, act = _choose(game, 3)
+        env, agent, params, choose_and_act = _choose(game, 3)
         states = random_positions(env, 4, 6, seed=3)
         memory = jax.vmap(agent.init)(jax.random.split(jax.random.key(0), 4))
         keys = jax.random.split(jax.random.key(4), 4)
-        choice = choose(params, memory, states, keys)
-        actions, after, info = act(params, memory, states, keys)
+        choice, (actions, after, info) = choose_and_act(params, memory, states, keys)
         legal = np.asarray(states.legal_action_mask)
         assert legal[np.arange(4), np.asarray(actions)].all()
         np.testing.assert_array_equal(actions, choice.action)

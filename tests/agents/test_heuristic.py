@@ -298,10 +298,15 @@ def heuristic_vs_random():
     Returns (outcome, heuristic_is_black bool[2 * GAMES]), as NumPy.
     """
     k_first, k_play = jax.random.split(jax.random.key(11))
-    empty = jax.vmap(lambda _: rules.initial_state(CFG, 0))(jnp.arange(2 * GAMES))
-    first = jax.random.randint(k_first, (GAMES,), 0, N * N)
-    opened = jax.vmap(ENV.step)(jax.tree.map(lambda x: x[GAMES:], empty), first)
-    start = jax.tree.map(lambda a, b: jnp.concatenate([a[:GAMES], b]), empty, opened)
+
+    @jax.jit  # one program, not each operation's
+    def starts(k_first):
+        empty = jax.vmap(lambda _: rules.initial_state(CFG, 0))(jnp.arange(2 * GAMES))
+        first = jax.random.randint(k_first, (GAMES,), 0, N * N)
+        opened = jax.vmap(ENV.step)(jax.tree.map(lambda x: x[GAMES:], empty), first)
+        return jax.tree.map(lambda a, b: jnp.concatenate([a[:GAMES], b]), empty, opened)
+
+    start = starts(k_first)
     match = jax.jit(play_match, static_argnums=(0, 1, 2, 4))
     out = match(ENV, HEURISTIC, RANDOM, k_play, 2 * GAMES, start=start)
     return jax.device_get(out), np.arange(2 * GAMES) < GAMES

@@ -17,27 +17,29 @@ from gomoku_jax import agents
 GOMOKU = gomoku_jax.make("gomoku", board_size=7, win_length=4)
 CONNECT_FOUR = gomoku_jax.make("pgx/connect_four")
 BATCH = 8
-# The uniform evaluator keeps compiling cheap: these tests are about the agents' plumbing
-# (the heuristic evaluator is tested with the tactics, rollouts with pure MCTS).
+# The uniform evaluator and no threat search at the root keep compiling cheap: these tests
+# are about the agents' plumbing (the heuristic evaluator is tested with the tactics,
+# rollouts with pure MCTS, an agent's threat search with the VCF puzzles,
+# tests/games/gomoku/test_threat_moves.py, and under a clock in test_anytime.py).
 SPECS = {"policy": {"evaluator": "uniform"},
-         "mcts": {"num_simulations": 8, "evaluator": "uniform"},
-         "gumbel": {"num_simulations": 8, "evaluator": "uniform"},
+         "mcts": {"num_simulations": 8, "evaluator": "uniform", "threat_search": 0},
+         "gumbel": {"num_simulations": 8, "evaluator": "uniform", "threat_search": 0},
          "pure_mcts": {"num_simulations": 16}}
 
 
 @functools.lru_cache(maxsize=None)
 def positions(env):
     """BATCH positions: the start and random games of 0 to 10 moves."""
-    step = jax.jit(jax.vmap(env.step))
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), BATCH))
-    for ply in range(10):
+    def play(ply, states):
         actions = gomoku_jax.games.random_legal_action(jax.random.key(ply),
                                                        states.legal_action_mask)
-        stepped = step(states, actions)
+        stepped = jax.vmap(env.step)(states, actions)
         keep = (jnp.arange(BATCH) > ply) & ~stepped.terminated
-        states = jax.tree.map(lambda a, b: jnp.where(
+        return jax.tree.map(lambda a, b: jnp.where(
             keep.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), stepped, states)
-    return states
+
+    return jax.jit(lambda keys: jax.lax.fori_loop(0, 10, play, jax.vmap(env.init)(keys)))(
+        jax.random.split(jax.random.key(0), BATCH))
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,12 +66,17 @@ def test_plays_legal_moves_from_a_distribution_over_them(name):
 
 
 def test_one_game_is_a_batch_of_one():
-    agent = agents.make("mcts", **SPECS["mcts"]).bind(GOMOKU)
+    """`act` on one game is `act_batch` on a batch of one (`BatchedAgent`'s, the search
+    agents' and the policy agent's alike: shown with the policy agent, whose programs are
+    the smallest; search agents act on batches of one under a clock in test_anytime.py)."""
+    agent = agents.make("policy", **SPECS["policy"]).bind(GOMOKU)
     state = jax.tree.map(lambda x: x[3], positions(GOMOKU))
     key = jax.random.key(2)
     action, _, info = jax.jit(agent.act)(None, None, state, key)
     batched, _, binfo = act_batch(agent)(None, None, jax.tree.map(lambda x: x[None], state),
                                          key[None])
+    assert action.shape == () and info["policy"].shape == (GOMOKU.num_actions,)
+    assert info["value"].shape == ()
     assert int(action) == int(batched[0])
     np.testing.assert_allclose(info["policy"], binfo["policy"][0])
 

@@ -50,7 +50,10 @@ def random_match(seed: int):
 
 
 def test_first_agent_moves_first_from_the_start():
-    out = jax.device_get(MATCH(ENV, FIRST, LAST, jax.random.key(0), 4))
+    # `first_passes` as an array: the program of the test below (the default, a constant
+    # False, is the swapped agents' and the random games')
+    out = jax.device_get(MATCH(ENV, FIRST, LAST, jax.random.key(0), 4, None, None, None,
+                               jnp.bool_(False)))
     finals = out.states
     # Black takes cells 0, 1, 2, ... and white 80, 79, ...: black's fifth stone wins.
     board = expected_board(range(5), range(80, 76, -1))
@@ -100,10 +103,12 @@ def test_a_start_batch_with_white_to_move_lets_white_move_first():
 
 
 def test_a_start_batch_with_black_to_move_continues_from_it():
+    # The agents of the test above (one program): the first agent (LAST) plays black now,
+    # 80, 79, ..., and its fifth stone (76..80) comes before white's (FIRST: 0, 1, ...).
     start = ENV.from_board(expected_board([40], [44]))
-    finals = jax.device_get(MATCH(ENV, FIRST, LAST, jax.random.key(0), 4,
+    finals = jax.device_get(MATCH(ENV, LAST, FIRST, jax.random.key(0), 4,
                                   start=batch_of(start, 4))).states
-    board = expected_board([40, 0, 1, 2, 3, 4], [44, 80, 79, 78, 77])
+    board = expected_board([40, 80, 79, 78, 77, 76], [44, 0, 1, 2, 3])
     np.testing.assert_array_equal(finals.board, np.stack([board] * 4))
     assert (finals.winner == BLACK).all()
 

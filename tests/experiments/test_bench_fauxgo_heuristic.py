@@ -9,6 +9,7 @@ from experiment_scripts import load_script
 bh = load_script("bench_fauxgo_heuristic")
 
 
+@pytest.mark.slow
 def test_smallest_run_end_to_end(tmp_path, capsys):
     out, js = tmp_path / "h.md", tmp_path / "h.json"
     assert bh.main(["--board-size", "5", "--batch-sizes", "2", "--repeats", "1",

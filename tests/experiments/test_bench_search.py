@@ -1,6 +1,6 @@
 """experiments/bench_search.py: the smallest configuration runs end to end through the
-command line (grid with both loops, curve and a jax.profiler trace), with the tables and JSON
-it promises. No timed asserts."""
+command line (grid with both loops, curve and a jax.profiler trace, PUCT's config changed by
+`--set`), with the tables and JSON it promises. No timed asserts."""
 
 import json
 
@@ -22,12 +22,15 @@ def test_node_depths_counts_edges_from_the_root():
     assert all(depth[b, i] == depth[b, parents[b, i]] + 1 for b in range(3) for i in range(1, 12))
 
 
+@pytest.mark.slow
 def test_smallest_run_end_to_end(tmp_path, capsys):
     out, js, trace = tmp_path / "search.md", tmp_path / "search.json", tmp_path / "trace"
     args = bs.build_parser().parse_args(
         ["--board-size", "7", "--batch-sizes", "2,4", "--simulations", "4",
          "--algorithms", "puct", "--evaluators", "uniform", "--curve-batch", "2",
          "--curve-simulations", "4", "--curve-evaluator", "uniform", "--repeats", "1",
+         # no root noise, no symmetry: the searches compile in less than half the time
+         "--set", "dirichlet_fraction=0", "--set", "symmetry=none",
          # every measurement is over this: its repeats are cut, and the B=4 cell skipped
          "--max-seconds-per-cell", "1e-9",
          "--profile", str(trace), "--out", str(out), "--json", str(js)])
@@ -35,6 +38,7 @@ def test_smallest_run_end_to_end(tmp_path, capsys):
     report = out.read_text()
     assert report.strip() in capsys.readouterr().out
     assert "| evaluator | algorithm | loop | batch | simulations |" in report
+    assert report.count("default config with dirichlet_fraction=0, symmetry=none") == 2
     assert "vs mctx loop (CPU)" in report and "vs puct (CPU)" in report
     assert "| uniform | puct | gomoku_jax | 2 | 4 |" in report and "1.00x" in report
     assert "| uniform | puct | mctx | 2 | 4 |" in report
@@ -46,6 +50,7 @@ def test_smallest_run_end_to_end(tmp_path, capsys):
     assert f"tensorboard --logdir {trace}" in report
 
     data = json.loads(js.read_text())
+    assert data["fields"] == {"dirichlet_fraction": "0", "symmetry": "none"}
     cell, skipped, mctx_cell, _ = data["grid"]
     assert (cell["evaluator"], cell["algorithm"], cell["loop"], cell["batch"],
             cell["simulations"]) == ("uniform", "puct", "gomoku_jax", 2, 4) and not cell["skipped"]
@@ -71,6 +76,8 @@ def test_algorithm_names_come_from_the_registry():
         "puct", "gumbel", "pure_mcts"]
     parser = bs.build_parser()
     for argv in (["--algorithms", "muzero"], ["--evaluators", "tiny"], ["--parts", "profile"],
-                 ["--repeats", "0"], ["--loops", "fast"]):
+                 ["--repeats", "0"], ["--loops", "fast"], ["--set", "dirichlet_fraction"],
+                 ["--set", "dirichlet_fraction=x"],
+                 ["--algorithms", "gumbel", "--set", "dirichlet_fraction=0"]):
         with pytest.raises(SystemExit, match="error"):
             bs.main(parser.parse_args(argv))

@@ -79,6 +79,7 @@ def trace_only(jitted, args, repeats, thread=None, max_seconds=None, first=None)
     return 1.0, 0.5, 0.5, 0 if max_seconds is not None and max_seconds < 1 else repeats
 
 
+@pytest.mark.slow
 def test_every_measurement_traces_against_the_package(monkeypatch):
     monkeypatch.setattr(bt, "time_jitted", trace_only)
     lines, ticks = [], []

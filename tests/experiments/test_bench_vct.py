@@ -7,10 +7,13 @@ from experiment_scripts import load_script
 bv = load_script("bench_vct")
 
 
+@pytest.mark.slow
 def test_smallest_run_end_to_end(capsys):
     # The VCF and the VCT side by side (the defence, a third compile of the same hook,
-    # is the agents' tests' and the experiment's).
-    assert bv.main(["--board-size", "7", "--batch", "1", "--plies", "4", "--vct-nodes", "4",
+    # is the agents' tests' and the experiment's). The positions and the VCF are the same
+    # programs as test_bench_vcf.py's (same board, batch and plies; its one-board layout
+    # at 512 nodes is this VCF): the persistent cache compiles them once.
+    assert bv.main(["--board-size", "7", "--batch", "2", "--plies", "4", "--vct-nodes", "4",
                     "--variants", "vct,vcf", "--no-progress"]) == 0
     out = capsys.readouterr().out
     rows = [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines()

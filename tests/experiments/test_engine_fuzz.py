@@ -95,6 +95,7 @@ def test_reference_expectations():
     assert ref.pending is None and ref.board[3, 3] == 1  # the BOARD was discarded
 
 
+@pytest.mark.slow
 def test_a_short_fuzz_over_pipes(capsys):
     """The driver, the reference and the CLI's loop on 250 lines; the heuristic engine (the
     default engine's compiles take minutes in the suite: the experiment runs it)."""

@@ -9,6 +9,7 @@ from experiment_scripts import load_script
 gx = load_script("gmo")
 
 
+@pytest.mark.slow
 def test_smallest_run_end_to_end(tmp_path, capsys):
     out, js = tmp_path / "gmo.md", tmp_path / "gmo.json"
     assert gx.main(["--game", "fauxgo", "--board-size", "5", "--batch-sizes", "1",

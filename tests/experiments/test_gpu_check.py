@@ -42,6 +42,7 @@ def line_of(markdown: str, *cells) -> str:
     return line
 
 
+@pytest.mark.slow
 def test_tiny_run_passes_strict_and_restores_the_timers(tiny):
     status, data, markdown = tiny
     assert status == 0 and data["failed"] is False
@@ -57,6 +58,7 @@ def test_tiny_run_passes_strict_and_restores_the_timers(tiny):
         assert all(r["status"] == "ok" for r in section["rows"])
 
 
+@pytest.mark.slow
 def test_env_rows(tiny):
     _, data, markdown = tiny
     rows = data["sections"]["env"]["rows"]
@@ -74,6 +76,7 @@ def test_env_rows(tiny):
         assert fmt_rate(r["steps_per_s"]) in line and fmt_rate(r["steps_per_cpu_s"]) in line
 
 
+@pytest.mark.slow
 def test_search_rows_both_evaluators_with_both_loops(tiny):
     _, data, markdown = tiny
     rows = data["sections"]["search"]["rows"]
@@ -89,6 +92,7 @@ def test_search_rows_both_evaluators_with_both_loops(tiny):
         assert fmt_rate(r["sims_per_s"]) in line and f"{r['vs_mctx']:.2f}x" in line
 
 
+@pytest.mark.slow
 def test_train_rows_with_flops_and_mfu(tiny):
     _, data, markdown = tiny
     section = data["sections"]["train"]

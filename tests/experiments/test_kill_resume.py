@@ -6,6 +6,7 @@ import sys
 
 import pytest
 from experiment_scripts import load_script
+from train_configs import ALGO_SETS
 
 kr = load_script("kill_resume")
 
@@ -16,9 +17,12 @@ kr = load_script("kill_resume")
 KILLS = {"alphazero": "kill@iteration:2", "gmo": "kill@checkpoint_write:2"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", sorted(KILLS))
-def test_a_killed_run_resumes_to_the_uninterrupted_one(algo, tmp_path, capsys):
+def test_a_killed_run_resumes_to_the_uninterrupted_one(algo, tmp_path, capsys, monkeypatch):
     assert set(KILLS) == set(kr.TRAINERS)
+    # the tests' shared config of the algorithm (its compiled iteration is the session's)
+    monkeypatch.setattr(kr, "SETS", (*ALGO_SETS.get(algo, ()), *kr.SETS))
     t, = kr.run([algo], 2, 1, 0, 0, tmp_path, log=print, points=[KILLS[algo]])
     assert (t.algo, t.kill, t.exit) == (algo, KILLS[algo], "SIGKILL")
     # checkpoint 1 is complete; a kill mid-write leaves orbax's temporary directory too

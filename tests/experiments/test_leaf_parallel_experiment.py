@@ -10,6 +10,12 @@ from experiment_scripts import load_script
 lp = load_script("leaf_parallel")
 
 
+# Part (2)'s agent without the threat search at its root: the leaf parallelism under test
+# is the tree's, and the root's VCF would take most of each agent's compile.
+AGENT = "mcts:evaluator=heuristic,threat_search=0"
+
+
+@pytest.mark.slow
 def test_smallest_run_end_to_end(tmp_path, capsys):
     # --tactics-batch 1: the batched solve and the one-at-a-time latency samples share
     # one compile per W (a batch of 3 compiled the agent twice per W)
@@ -18,7 +24,7 @@ def test_smallest_run_end_to_end(tmp_path, capsys):
         ["--board-size", "7", "--leaves", "1,2", "--simulations", "4",
          "--evaluators", "heuristic", "--repeats", "1", "--max-seconds-per-cell", "1e-9",
          "--ms-per-move", "1e-6", "--generate", "1", "--max-puzzles", "3",
-         "--tactics-batch", "1", "--out", str(out), "--json", str(js)])
+         "--tactics-batch", "1", "--agent", AGENT, "--out", str(out), "--json", str(js)])
     assert lp.main(args) == 0
     report = out.read_text()
     assert report.strip() in capsys.readouterr().out
@@ -32,6 +38,7 @@ def test_smallest_run_end_to_end(tmp_path, capsys):
     assert [r["leaves"] for r in data["speed"]] == [1, 2]
     assert all(r["per_wall_s"] > 0 and r["nodes"] <= r["simulations"] + 1
                for r in data["speed"])
+    assert f"(3 puzzles, {AGENT})" in report and data["tactics"]["agent"] == AGENT
     assert [(r["leaves"], r["total"]) for r in data["tactics"]["results"]] == [(1, 3), (2, 3)]
 
 

@@ -17,16 +17,24 @@ def test_random_openings_are_distinct_central_and_seeded():
         ss.random_openings(9, 10_000, seed=0)
 
 
+# The baseline's match (the reusing agent against the same one with a fresh tree, 4
+# simulations, 7x7, one game per opening and colour from 8 openings) is
+# test_tree_reuse.py's: the arena's compiled match serves both tests. The smallest search
+# agent: no threat search, symmetry or prior shaping.
+FRESH = "mcts:evaluator=uniform,threat_search=0,symmetry=none,prior_shaping=off"
+REUSE = FRESH + ",reuse_tree=true"
+
+
+@pytest.mark.slow
 def test_smallest_run_end_to_end(capsys, tmp_path):
     out = tmp_path / "t.md"
-    assert ss.main(["--board-size", "7", "--simulations", "2", "--factor", "2",
-                    "--openings", "2", "--agents", "mcts:evaluator=uniform,threat_search=0",
-                    "--baseline", "mcts:evaluator=uniform,threat_search=0,q_transform=alphazero",
+    assert ss.main(["--board-size", "7", "--simulations", "4", "--factor", "2",
+                    "--openings", "8", "--agents", REUSE, "--baseline", FRESH,
                     "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "num_simulations=4 vs mcts:evaluator=uniform,threat_search=0,num_simulations=2" \
-        in text
+    assert f"{REUSE},num_simulations=8 vs {REUSE},num_simulations=4:" in text
+    assert f"{REUSE},num_simulations=4 vs {FRESH},num_simulations=4:" in text
     table = out.read_text()
     assert table.count("\n") == 4  # header, rule, two matches
-    assert "of 4" in table  # distinct games of the 4 played
+    assert "of 16 |" in table  # distinct games of the 16 played
     assert ss.count_games(["a"], 2, "b") == 2 * 4 and ss.count_games(["a"], 2, "a") == 4

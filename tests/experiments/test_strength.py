@@ -50,13 +50,15 @@ def test_calibrate_over_budget_and_capped():
     assert sims == 500 and ms == 1.0 and len(tried) <= 6
 
 
+@pytest.mark.slow
 def test_smallest_run_end_to_end(tmp_path, capsys):
     md, js = tmp_path / "s.md", tmp_path / "s.json"
     # 7x7, k=4, 2 openings: random against PUCT with a uniform evaluator, calibrated at a
     # budget it cannot reach within --max-simulations 8 (one compilation); no threat search
-    # at its root (it only makes the compiles longer).
+    # at its root, no symmetry, no prior shaping (they only make the compiles longer).
     assert st.main(["--board-size", "7", "--win-length", "4", "--openings", "2",
-                    "--agents", "random,mcts:evaluator=uniform,threat_search=0",
+                    "--agents", "random,mcts:evaluator=uniform,threat_search=0,symmetry=none,"
+                                "prior_shaping=off",
                     "--ms-per-move", "1000",
                     "--max-simulations", "8", "--out", str(md), "--json", str(js)]) == 0
     out = capsys.readouterr().out

@@ -65,12 +65,13 @@ def test_the_check_catches_a_broken_env():
 
 def test_pgx_adapter_forfeits_an_out_of_range_action_and_keeps_pgx_semantics():
     env = games.make("pgx/connect_four")
-    state = env.init(jax.random.key(3))
+    step = jax.jit(env.step)  # (one compile: stepped eagerly, pgx's ops compile one by one)
+    state = jax.jit(env.init)(jax.random.key(3))
     mover = int(state.current_player)
-    lost = env.step(state, jnp.int32(7))
+    lost = step(state, jnp.int32(7))
     assert bool(lost.terminated)
     assert lost.rewards.tolist()[mover] == -1 and lost.rewards.tolist()[1 - mover] == 1
-    again = env.step(lost, jnp.int32(0))  # a finished game stays as it is, zero rewards
+    again = step(lost, jnp.int32(0))  # a finished game stays as it is, zero rewards
     assert bool(again.terminated) and again.rewards.tolist() == [0.0, 0.0]
     assert env.observe(state).dtype == jnp.float32 and env.observe(state).shape == (6, 7, 2)
     assert dataclasses.asdict(env.spec) == {"env_id": "connect_four", "max_game_length": 0}

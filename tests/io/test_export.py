@@ -38,14 +38,21 @@ def network(trained_run):
     return player.model, player.variables, player.env, player.step
 
 
+@pytest.fixture(scope="module")
+def apply(network):
+    """The network's `apply`, jitted: the outputs the exports must match (run eagerly, each
+    of its layers compiles for each batch size)."""
+    return jax.jit(network[0].apply)
+
+
 def observations(shape, batch, seed):
     """Random 0/1 planes, float32[batch, *shape] (the network takes any float32 input)."""
     rng = np.random.default_rng(seed)
     return (rng.random((batch, *shape)) < 0.3).astype(np.float32)
 
 
-def test_runs_with_jax_alone_and_matches_the_network(exported, network, tmp_path):
-    model, variables, env, _ = network
+def test_runs_with_jax_alone_and_matches_the_network(exported, network, apply, tmp_path):
+    _, variables, env, _ = network
     shape = env.observation_shape
     inputs = {f"obs{b}": observations(shape, b, seed=b) for b in BATCHES}
     np.savez(tmp_path / "inputs.npz", **inputs)
@@ -77,7 +84,7 @@ def test_runs_with_jax_alone_and_matches_the_network(exported, network, tmp_path
     n = shape[0]
     for b in BATCHES:
         obs = inputs[f"obs{b}"]
-        want_logits, want_value = jax.device_get(model.apply(variables, obs))
+        want_logits, want_value = jax.device_get(apply(variables, obs))
         logits, value = outputs[f"logits_obs{b}"], outputs[f"value_obs{b}"]
         assert logits.shape == (b, n * n) and value.shape == (b,)
         assert logits.dtype == value.dtype == np.float32
@@ -85,14 +92,14 @@ def test_runs_with_jax_alone_and_matches_the_network(exported, network, tmp_path
         np.testing.assert_allclose(value, want_value, rtol=1e-5, atol=1e-5)
 
 
-def test_load_exported_in_process(exported, network):
-    model, variables, env, _ = network
+def test_load_exported_in_process(exported, network, apply):
+    _, variables, env, _ = network
     f = export.load_exported(exported)
     shape = env.observation_shape
     for b in BATCHES:
         obs = observations(shape, b, seed=10 + b)
         logits, value = f(obs)
-        want_logits, want_value = model.apply(variables, obs)
+        want_logits, want_value = apply(variables, obs)
         np.testing.assert_allclose(logits, want_logits, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(value, want_value, rtol=1e-5, atol=1e-5)
 
@@ -122,8 +129,8 @@ def test_metadata(exported, network, trained_run):
     assert meta["platforms"] == [jax.export.default_export_platform()]
 
 
-def test_multi_platform_export_runs_here(trained_run, tmp_path, network):
-    model, variables, env, _ = network
+def test_multi_platform_export_runs_here(trained_run, tmp_path, network, apply):
+    _, variables, env, _ = network
     out = tmp_path / "multi.bin"
     meta = export.export_checkpoint(trained_run / "checkpoints" / "5", out,
                                     platforms="cpu,cuda")
@@ -131,7 +138,7 @@ def test_multi_platform_export_runs_here(trained_run, tmp_path, network):
     exp = jax.export.deserialize(bytearray(out.read_bytes()))
     assert exp.platforms == ("cpu", "cuda")
     obs = observations(env.observation_shape, 3, seed=7)
-    np.testing.assert_allclose(exp.call(obs)[1], model.apply(variables, obs)[1],
+    np.testing.assert_allclose(exp.call(obs)[1], apply(variables, obs)[1],
                                rtol=1e-5, atol=1e-5)
 
 
@@ -162,7 +169,7 @@ def test_export_apply_and_metadata_for_another_game(tmp_path):
         obs = observations(env.observation_shape, b, seed=20 + b)
         logits, value = exp.call(obs)
         assert logits.shape == (b, 7) and value.shape == (b,)
-        want_logits, want_value = model.apply(variables, obs)
+        want_logits, want_value = jax.jit(model.apply)(variables, obs)
         np.testing.assert_allclose(logits, want_logits, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(value, want_value, rtol=1e-5, atol=1e-5)
     network = types.SimpleNamespace(env=env, model=model, variables=variables,

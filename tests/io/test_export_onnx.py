@@ -46,6 +46,7 @@ def observations(shape, batch, seed):
     return (rng.random((batch, *shape)) < 0.3).astype(np.float32)
 
 
+@pytest.mark.slow
 def test_onnxruntime_matches_the_network_for_any_batch(onnx_file, network):
     import onnxruntime as ort
 
@@ -57,10 +58,11 @@ def test_onnxruntime_matches_the_network_for_any_batch(onnx_file, network):
     assert [(o.name, o.shape, o.type) for o in outs] == [
         ("logits", ["b", network.env.num_actions], "tensor(float)"),
         ("value", ["b"], "tensor(float)")]
+    apply = jax.jit(network.model.apply)  # eagerly, each layer compiles for each batch size
     for b in BATCHES:
         obs = observations(shape, b, seed=b)
         logits, value = session.run(None, {"obs": obs})
-        want_logits, want_value = jax.device_get(network.model.apply(network.variables, obs))
+        want_logits, want_value = jax.device_get(apply(network.variables, obs))
         assert logits.shape == (b, network.env.num_actions) and value.shape == (b,)
         assert logits.dtype == value.dtype == np.float32
         np.testing.assert_allclose(logits, want_logits, rtol=TOL, atol=TOL)

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from engine_search import SEARCH, SMALL_TREE, search_agent
 
 from gomoku_jax import agents, cli
 from gomoku_jax.agents.anytime import AnytimeSearch, node_bytes
@@ -29,7 +30,14 @@ from gomoku_jax.games.gomoku.positions import winning_colours
 from gomoku_jax.games.random_play import random_legal_action
 from gomoku_jax.io import pbrain
 from gomoku_jax.io.pbrain import OPPONENT, OWN, PbrainEngine, rule_from_bitmask
-from gomoku_jax.io.player import TimedPlayer, choose_variant, jitted_act, simulations, variants
+from gomoku_jax.io.player import (
+    DEFAULT_MAX_NODES,
+    TimedPlayer,
+    choose_variant,
+    jitted_act,
+    simulations,
+    variants,
+)
 
 MOVE = re.compile(r"([0-9]{1,2}),([0-9]{1,2})")
 ALLOWED = re.compile(r'OK|[0-9]{1,2},[0-9]{1,2}|(ERROR|UNKNOWN|MESSAGE|DEBUG) [!-~][ -~]*'
@@ -457,7 +465,11 @@ def test_illegal_agent_move_is_never_played():
 
 # ------------------------------------------------------------------ fuzzing
 
-def _fuzz_lines(rng: random.Random, sizes: list[int]) -> list[str]:
+INFO_KEYS = ("timeout_turn", "timeout_match", "time_left", "rule", "max_memory", "game_type",
+             "folder", "evaluate", "zzz", "")
+
+
+def _fuzz_lines(rng: random.Random, sizes: list[int], info_keys=INFO_KEYS) -> list[str]:
     """One random line, or a BOARD block (sometimes corrupted by a random line)."""
     n = rng.choice(sizes)
     if rng.random() < 0.06:
@@ -465,12 +477,12 @@ def _fuzz_lines(rng: random.Random, sizes: list[int]) -> list[str]:
         lines = ["BOARD"] + [f"{x},{y},{1 + i % 2 if rng.random() < 0.95 else 2 - i % 2}"
                              for i, (x, y) in enumerate(cells)] + ["DONE"]
         if rng.random() < 0.3:
-            lines.insert(rng.randrange(1, len(lines)), _fuzz_line(rng, sizes))
+            lines.insert(rng.randrange(1, len(lines)), _fuzz_line(rng, sizes, info_keys))
         return lines
-    return [_fuzz_line(rng, sizes)]
+    return [_fuzz_line(rng, sizes, info_keys)]
 
 
-def _fuzz_line(rng: random.Random, sizes: list[int]) -> str:
+def _fuzz_line(rng: random.Random, sizes: list[int], info_keys=INFO_KEYS) -> str:
     n = rng.choice(sizes)
     coord = lambda: (rng.randrange(n) if rng.random() < 0.8 else
                      rng.choice([rng.randrange(n + 3), -1, 99, "a", "", " 1"]))
@@ -488,8 +500,7 @@ def _fuzz_line(rng: random.Random, sizes: list[int]) -> str:
     elif kind < 0.63:
         line = f"TAKEBACK {coord()},{coord()}"
     elif kind < 0.70:
-        key = rng.choice(["timeout_turn", "timeout_match", "time_left", "rule", "max_memory",
-                          "game_type", "folder", "evaluate", "zzz", ""])
+        key = rng.choice(info_keys)
         value = rng.choice(["0", "1", "4", "1000", "-7", "abc", "", "99999999999999999999"])
         line = f"INFO {key} {value}"
     elif kind < 0.75:
@@ -508,14 +519,15 @@ def _fuzz_line(rng: random.Random, sizes: list[int]) -> str:
     return line + rng.choice(["", "\n", "\r\n", "  "])
 
 
-def fuzz(engine: PbrainEngine, sizes: list[int], steps: int, seed: int) -> dict:
+def fuzz(engine: PbrainEngine, sizes: list[int], steps: int, seed: int,
+         info_keys=INFO_KEYS) -> dict:
     rng = random.Random(seed)
     counts = {"move": 0, "ERROR": 0, "UNKNOWN": 0, "OK": 0}
     board_lines: list[tuple[int, int, int]] = []
     lines: list[str] = []
     for step in range(steps):
         if not lines:
-            lines = _fuzz_lines(rng, sizes) if step % 200 else [f"START {sizes[0]}"]
+            lines = _fuzz_lines(rng, sizes, info_keys) if step % 200 else [f"START {sizes[0]}"]
         line = lines.pop(0)
         before = None if engine.board is None else engine.board.copy()
         calls = engine.moves_computed
@@ -562,6 +574,7 @@ def fuzz(engine: PbrainEngine, sizes: list[int], steps: int, seed: int) -> dict:
     return counts
 
 
+@pytest.mark.slow
 def test_fuzz_random_agent():
     engine = PbrainEngine("random", seed=5)
     counts = fuzz(engine, [5, 6, 7], steps=4000, seed=11)
@@ -571,8 +584,12 @@ def test_fuzz_random_agent():
 
 
 def test_fuzz_heuristic_agent():
+    """An agent that reads the position, on one rule: every rule is a compile of the
+    heuristic (test_fuzz_random_agent fuzzes INFO rule)."""
     engine = PbrainEngine("heuristic", seed=6)
-    counts = fuzz(engine, [7], steps=500, seed=12)
+    counts = fuzz(engine, [7], steps=500, seed=12,
+                  info_keys=tuple(k for k in INFO_KEYS if k != "rule"))
+    assert engine.rule == "freestyle"
     assert counts["move"] > 30 and counts["DONE"] > 3 and counts["ERROR"] > 50, counts
 
 
@@ -670,12 +687,17 @@ def test_gmo_plays_and_carries_its_novelty_memory_across_turns():
     assert int(e._agent_state.count) == 0  # a new game, an empty memory
 
 
+# A search agent without anytime search, in two variants (8 and 2 simulations); the tests
+# that use it share its compiled variants (`jitted_act`). No threat search at the root: it
+# only makes the variants' compiles longer.
+VARIANTS_AGENT = agents.make("mcts", num_simulations=8, reuse_tree=True, evaluator="uniform",
+                             threat_search=0)
+
+
 def test_a_search_that_reuses_its_tree_keeps_it_across_turns_and_variants():
     """Without anytime search, every time-control variant takes the same tree (the cheaper
-    ones keep the full capacity), and two TURNs on, the reply's subtree is the next root.
-    (No threat search at the root: it only makes the two variants' compiles longer.)"""
-    agent = agents.make("mcts", num_simulations=8, reuse_tree=True, evaluator="uniform",
-                        threat_search=0)
+    ones keep the full capacity), and two TURNs on, the reply's subtree is the next root."""
+    agent = VARIANTS_AGENT
     shapes = {jax.tree.map(lambda x: x.shape, v.bind(Gomoku(7, 4)).init(jax.random.key(0)))
               .node_visits for v in variants(agent, levels=2)}
     assert shapes == {(agent.capacity,)}
@@ -718,20 +740,22 @@ def slow_anytime(engine: PbrainEngine, clock: FakeClock, seconds: dict) -> None:
     searcher._compiled_for(engine.env).estimates.update(seconds)
 
 
-def mcts_engine(**kwargs) -> PbrainEngine:
-    """A small anytime search for the clock, memory and RESTART tests; without the threat
-    search (tested with anytime in test_anytime.py and below), which only lengthens their
-    compiles."""
-    return PbrainEngine("mcts", {"num_simulations": 8, "evaluator": "heuristic",
-                                 "threat_search": 0}, seed=1, max_nodes=1025, **kwargs)
+def mcts_engine(config: dict = SEARCH, **kwargs) -> PbrainEngine:
+    """The anytime search of the clock, memory and RESTART tests (`engine_search`: the
+    engine tests' one configuration, without the threat search, which is tested with
+    anytime in test_anytime.py and below)."""
+    return PbrainEngine("mcts", config, seed=1, **kwargs)
 
 
 def test_anytime_moves_stay_within_budget_and_reuse_the_tree():
     clock = FakeClock()
+    # One chunk size (one simulation): the programs of the other engine tests. Two sizes,
+    # the short chunk filling a budget's end, are test_anytime.py's (the same AnytimeSearch).
     e = mcts_engine(clock=clock)
     assert send(e, "START 7") == ["OK"]
     assert e.player.anytime is not None and e.player.variants == (e.agent,)
-    slow_anytime(e, clock, {"start": 0.004, 8: 0.03, 1: 0.005})
+    assert e.player.anytime.sizes() == (1,)
+    slow_anytime(e, clock, {"start": 0.004, 1: 0.01})
     send(e, "INFO timeout_turn 1000")  # 1000 * 0.8 - 50 = 750 ms a move
     assert send(e, "BEGIN") == ["3,3"] and e.moves_computed == 0  # the centre, unsearched
     reused = []
@@ -755,11 +779,17 @@ def test_anytime_moves_stay_within_budget_and_reuse_the_tree():
 
 
 def test_anytime_match_clock_share():
-    e = mcts_engine()
+    # A clock that stands still while the time control comes: with measured move times a
+    # 30 s turn would grow the tree (`AnytimeSearch.grow_for`), compiled on a thread that
+    # outlives the test. The move below then takes the chunk times of `slow_anytime`.
+    clock = FakeClock()
+    e = mcts_engine(clock=clock)
     assert send(e, "START 7") == ["OK"]
     send(e, "INFO timeout_match 100000", "INFO time_left 40000", "INFO timeout_turn 0")
     assert e.move_budget_s() == 0.0
     send(e, "INFO timeout_turn 30000")
+    assert e.player.anytime.capacity(e.env) == DEFAULT_MAX_NODES
+    slow_anytime(e, clock, {"start": 0.004, 1: 0.03})
     reserve = 25 * 0.005  # 49 empty cells: 25 moves of ours may come, 5 ms each
     assert e.move_budget_s() == pytest.approx((40.0 - reserve) / 20 * 0.8 - 0.05)
     send(e, "BOARD", *(f"{x},{y},1" for x, y in [(0, 0), (2, 0), (4, 0), (6, 0)]),
@@ -771,9 +801,7 @@ def test_anytime_match_clock_share():
 
 
 def test_search_agents_without_anytime_keep_variants():
-    # no threat search at the root: it only makes the two variants' compiles longer
-    agent = agents.make("mcts", num_simulations=8, evaluator="heuristic", threat_search=0)
-    e = PbrainEngine(agent, anytime=False, levels=2)
+    e = PbrainEngine(VARIANTS_AGENT, anytime=False, levels=2)
     assert e.player.anytime is None and [v.num_simulations for v in e.player.variants] == [8, 2]
     assert send(e, "START 7") == ["OK"] and e.player.prepared(e.env)
     move_of(send(e, "TURN 3,3"))
@@ -788,12 +816,11 @@ def chebyshev_to_stones(board: np.ndarray, x: int, y: int) -> int:
 
 
 @pytest.mark.parametrize("name, n", [("random", 15), ("heuristic", 15), ("corner", 9),
-                                     ("mcts", 9)])
+                                     ("mcts", 7)])
 def test_openings_play_the_centre_then_near_the_stones(name, n):
-    agent = (CornerAgent() if name == "corner" else
-             agents.make("mcts", num_simulations=8, evaluator="heuristic") if name == "mcts"
+    agent = (CornerAgent() if name == "corner" else search_agent() if name == "mcts"
              else name)
-    e = PbrainEngine(agent, seed=2, max_nodes=257)
+    e = PbrainEngine(agent, seed=2)
     assert send(e, f"START {n}") == ["OK"]
     assert move_of(send(e, "BEGIN")) == (n // 2, n // 2)
     for tx, ty in [(0, 0), (n - 1, n - 1), (0, n - 1)]:  # the opponent plays at the edges
@@ -837,11 +864,12 @@ def test_board_sizes_up_to_the_games_limit():
     assert out[0].startswith("ERROR rectangular boards (20x19) are not supported")
 
 
+@pytest.mark.slow
 def test_a_search_agent_plays_the_20x20_freestyle_board():
     """The Gomocup freestyle league's board: the default search (with VCF) plays on it.
-    A small tree: with the tests' XLA flags (the old loop emitters, conftest.py) the reroot
-    of the default 8193-node tree compiles for minutes on 20x20 (about 15 s without them)."""
-    e = PbrainEngine("mcts", {"num_simulations": "4"}, levels=1, max_nodes=257)
+    A small tree, and one simulation a chunk: then there is one chunk size (no short
+    chunk), and one chunk program to compile."""
+    e = PbrainEngine("mcts", {"num_simulations": "1"}, levels=1, max_nodes=257)
     assert send(e, "START 20") == ["OK"]
     assert send(e, "BEGIN") == ["10,10"]
     x, y = map(int, send(e, "TURN 11,11")[0].split(","))
@@ -873,15 +901,16 @@ def test_takeback_restores_the_position_exactly(random7):
 def test_max_memory_bounds_the_tree():
     e = mcts_engine()
     assert send(e, "START 7") == ["OK"]
-    assert e._agent_state.node_visits.shape == (1, 1025)
+    assert e._agent_state.node_visits.shape == (1, DEFAULT_MAX_NODES)
     per_node = node_bytes(e.env)
     # a quarter: 130 nodes fit, rounded down to a power of two plus one
     assert send(e, f"INFO max_memory {4 * 130 * per_node}") == []
-    assert e._agent_state.node_visits.shape == (1, 129) and e.player.prepared(e.env)
+    assert e._agent_state.node_visits.shape == (1, SMALL_TREE) == (1, 129)
+    assert e.player.prepared(e.env)
     move_of(send(e, "TURN 3,3"))
-    assert e._agent_state.node_visits.shape == (1, 129)
+    assert e._agent_state.node_visits.shape == (1, SMALL_TREE)
     assert send(e, "INFO max_memory 0") == []  # no limit
-    assert e._agent_state.node_visits.shape == (1, 1025)
+    assert e._agent_state.node_visits.shape == (1, DEFAULT_MAX_NODES)
 
 
 def test_about_gives_the_package_metadata(random7):

@@ -3,8 +3,8 @@ legal moves through START / BEGIN / TURN / BOARD, the agent choices and clear er
 
 from __future__ import annotations
 
+import io
 import re
-import subprocess
 import sys
 
 import numpy as np
@@ -35,18 +35,22 @@ def move(engine: pbrain.PbrainEngine, line: str) -> tuple[int, int]:
     return x, y
 
 
+# The run's agent as the engine tests play it: time control is tested in test_pbrain.py and
+# the threat search in test_anytime.py; without it, and with one simulation a chunk (so no
+# short chunk), a game compiles the reroot and one chunk program.
+SEARCH_FLAGS = ("--agent-config", "threat_search=0", "--agent-config", "num_simulations=1")
+
+
 @pytest.fixture(scope="module")
 def engine(trained_run):
-    # time control: test_pbrain.py; the threat search (test_anytime.py) only makes each of
-    # the three games' compiles longer here
-    return make_engine(trained_run, "--levels", "1", "--agent-config", "threat_search=0")
+    return make_engine(trained_run, "--levels", "1", *SEARCH_FLAGS)
 
 
+@pytest.mark.slow
 def test_plays_only_the_runs_board_with_legal_moves(engine, trained_run):
     assert isinstance(engine.agent, SearchAgent) and engine.agent.evaluator == "network"
     assert isinstance(engine.agent.search, PUCT) and engine.agent.name == "puct"
-    assert engine.agent.num_simulations == 4  # the run's eval.agent_simulations
-    assert engine.agent.threat_search == 0  # --agent-config sets it on the run's agent
+    assert engine.agent.num_simulations == 1 and engine.agent.threat_search == 0  # the flags
     assert engine.agent.search.greedy and engine.agent.search.dirichlet_fraction == 0
     assert engine.player.params is not None
     assert engine.win_length == 4 and engine.rule == "freestyle"
@@ -77,7 +81,7 @@ def test_plays_only_the_runs_board_with_legal_moves(engine, trained_run):
     y, x = map(int, np.argwhere(engine.board == 0)[0])
     move(engine, f"TURN {x},{y}")
     [about] = engine.handle("ABOUT")
-    assert 'agent="puct anytime, 4 per chunk"' in about  # searches until the time is spent
+    assert 'agent="puct anytime, 1 per chunk"' in about  # searches until the time is spent
     # A size change on a later START is refused too, and the game goes on.
     assert engine.handle("START 9")[0].startswith("ERROR") and engine.size == 7
 
@@ -87,6 +91,11 @@ def test_other_agents_on_the_network(trained_run):
     assert isinstance(e.agent, PolicyAgent) and e.agent.evaluator == "network" and e.agent.sample
     assert e.handle("START 7") == ["OK"]
     move(e, "BEGIN")
+    # the run's own agent without flags (`engine` sets two of its fields)
+    e = make_engine(trained_run)
+    assert isinstance(e.agent, SearchAgent) and e.agent.evaluator == "network"
+    assert e.agent.num_simulations == 4  # the run's eval.agent_simulations
+    assert e.agent.threat_search > 0 and e.player.anytime is not None
     e = make_engine(trained_run, "--agent", "trained", "--agent-config", "num_simulations=2",
                     "--levels", "1")
     assert e.agent.num_simulations == 2 and len(e.player.variants) == 1
@@ -118,13 +127,14 @@ def test_bad_flags_with_a_checkpoint(trained_run, argv, pattern):
     assert text.startswith("error: ") and re.search(pattern, text), text
 
 
-def test_python_dash_m_pbrain_with_a_checkpoint(trained_run):
-    script = "START 9\nSTART 7\nBEGIN\nTURN 0,0\nEND\n"
-    proc = subprocess.run([sys.executable, "-m", "gomoku_jax", "pbrain", "--checkpoint",
-                           str(trained_run), "--levels", "1"],
-                          input=script, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = proc.stdout.splitlines()
+def test_the_command_line_with_a_checkpoint(trained_run, monkeypatch, capsys):
+    """`gomoku-jax pbrain --checkpoint RUN` answers stdin until END. In this process (the
+    process boundary is test_pbrain.py's `python -m gomoku_jax pbrain`), with the agent of
+    test_other_agents_on_the_network, compiled there (the run's agent is `engine`'s)."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("START 9\nSTART 7\nBEGIN\nTURN 0,0\nEND\n"))
+    assert cli.main(["pbrain", "--checkpoint", str(trained_run), "--agent", "policy",
+                     "--agent-config", "sample=true"]) == 0
+    lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4, lines
     assert lines[0].startswith("ERROR board size 9 is not supported") and lines[1] == "OK"
     first, second = (tuple(map(int, MOVE.fullmatch(s).groups())) for s in lines[2:])

@@ -9,11 +9,12 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import pytest
+from engine_search import SEARCH, SMALL_TREE
 
 from gomoku_jax import agents
 from gomoku_jax.agents.anytime import AnytimeSearch, node_bytes
 from gomoku_jax.games.gomoku.env import Gomoku
-from gomoku_jax.io.pbrain import MAX_INFO_VALUE, PbrainEngine
+from gomoku_jax.io.pbrain import MAX_INFO_VALUE, OpeningGomoku, PbrainEngine
 
 
 @pytest.fixture()
@@ -79,9 +80,9 @@ def test_tree_capacities_under_memory_limits_are_few():
 
 @pytest.fixture(scope="module")
 def small_mcts():
-    """An anytime search without the threat search (its compile is most of the time)."""
-    return PbrainEngine("mcts", {"num_simulations": 8, "evaluator": "uniform",
-                                 "threat_search": 0}, seed=1, max_nodes=129)
+    """An anytime search without the threat search (its compile is most of the time): the
+    engine tests' one configuration (`engine_search`)."""
+    return PbrainEngine("mcts", SEARCH, seed=1)
 
 
 def test_no_compile_on_the_clock_and_each_tree_size_compiles_once(small_mcts):
@@ -97,11 +98,11 @@ def test_no_compile_on_the_clock_and_each_tree_size_compiles_once(small_mcts):
     try:
         assert e.handle("TURN 3,3")[0] != ""
         assert [c for c in compiles if "backend_compile" in c] == []
-        for nodes in (70, 90, 110, 128):  # all in [65, 129): one tree size, not the 129
+        for nodes in (140, 180, 220, 256):  # all in [129, 257): one tree size, not the 257
             assert e.handle(f"INFO max_memory {4 * nodes * per_node}") == []
-            assert e._agent_state.node_visits.shape == (1, 65)
+            assert e._agent_state.node_visits.shape == (1, SMALL_TREE) == (1, 129)
         first = len([c for c in compiles if "backend_compile" in c])
-        for nodes in (100, 120, 0, 75):  # that size again, no bound, that size again
+        for nodes in (200, 240, 0, 150):  # that size again, no bound, that size again
             e.handle(f"INFO max_memory {4 * nodes * per_node}")
         assert e.handle("TURN 1,1")[0] != ""
     finally:
@@ -149,9 +150,12 @@ def test_a_threat_search_that_does_not_fit_is_skipped_after_its_first_overrun():
     over budget and 7 games lost on time in 200, experiments/engine_soak.py). Its longest
     time so far now predicts it: the move after an overrun starts without it."""
     clock = FakeClock()
-    search = AnytimeSearch(QuietThreats(num_simulations=8, evaluator="uniform"), max_nodes=65,
-                           clock=clock)
-    env = Gomoku(7)
+    # The engine tests' search and game (`engine_search`: its chunks are their compiled
+    # programs) with the default threat search, so that a move without it is another call.
+    agent = QuietThreats(**{k: v for k, v in SEARCH.items() if k != "threat_search"})
+    assert agent.threat_search > 0
+    search = AnytimeSearch(agent, max_nodes=SMALL_TREE, clock=clock)
+    env = OpeningGomoku(7)
     key = jax.random.key(0)
     search.prepare(env, key)
     c = search._compiled_for(env)

@@ -43,9 +43,11 @@ def test_the_seeds_sizes_and_parameter_count():
 
 @pytest.fixture(scope="module")
 def small():
+    """(model, params): the parameters drawn by one compiled init (eagerly, each layer's
+    initialiser compiles on its own)."""
     cfg = GMOConfig(state_dim=16, move_dim=16, hidden_dim=32, part_dim=8, dropout_rate=0.5)
     model = GMOModel(cfg, OBS, ACTIONS)
-    return model, model.init(jax.random.key(0))
+    return model, jax.jit(model.init)(jax.random.key(0))
 
 
 def features(n: int) -> MoveFeatures:
@@ -57,28 +59,36 @@ def features(n: int) -> MoveFeatures:
 
 def test_shapes_of_the_encoders_and_the_value_net(small):
     model, params = small
-    obs = jnp.ones((3,) + OBS)
-    s = model.encode_state(params, obs)
-    m = model.encode_moves(params, features(ACTIONS))
+
+    @jax.jit
+    def run(params):
+        s = model.encode_state(params, jnp.ones((3,) + OBS))
+        m = model.encode_moves(params, features(ACTIONS))
+        return s, m, model.value(params, s[:, None, :], m[None])  # broadcast to [3, A]
+
+    s, m, (value, log_var) = run(params)
     assert s.shape == (3, 16) and m.shape == (ACTIONS, 16)
-    value, log_var = model.value(params, s[:, None, :], m[None])  # broadcast to [3, A]
     assert value.shape == log_var.shape == (3, ACTIONS)
     assert value.dtype == jnp.float32 and bool(jnp.all(jnp.abs(value) < 1))
 
 
 def test_mc_dropout_variance_is_zero_without_dropout_and_positive_with_it(small):
     model, params = small
-    s = model.encode_state(params, jnp.ones(OBS))
-    m = model.encode_moves(params, features(ACTIONS))
-    keys = jax.random.split(jax.random.key(1), 10)
-    sampled = jax.vmap(lambda k: model.value(params, s, m, k)[0])(keys)
-    assert float(jnp.min(jnp.var(sampled, 0))) > 0
-    off = jax.vmap(lambda k: model.value(params, s, m, None)[0])(keys)
-    np.testing.assert_array_equal(off, jnp.broadcast_to(off[0], off.shape))  # all equal
-    assert float(jnp.max(jnp.var(off, 0))) < 1e-12
     no_rate = dataclasses.replace(model, config=dataclasses.replace(model.config,
                                                                      dropout_rate=0.0))
-    zero = jax.vmap(lambda k: no_rate.value(params, s, m, k)[0])(keys)
+
+    @jax.jit
+    def run(params, keys):
+        s = model.encode_state(params, jnp.ones(OBS))
+        m = model.encode_moves(params, features(ACTIONS))
+        return (jax.vmap(lambda k: model.value(params, s, m, k)[0])(keys),
+                jax.vmap(lambda k: model.value(params, s, m, None)[0])(keys),
+                jax.vmap(lambda k: no_rate.value(params, s, m, k)[0])(keys))
+
+    sampled, off, zero = map(np.asarray, run(params, jax.random.split(jax.random.key(1), 10)))
+    assert float(np.min(np.var(sampled, 0))) > 0
+    np.testing.assert_array_equal(off, np.broadcast_to(off[0], off.shape))  # all equal
+    assert float(np.max(np.var(off, 0))) < 1e-12
     np.testing.assert_array_equal(zero, off)
 
 

@@ -4,6 +4,7 @@ total, inference vs training BatchNorm, bfloat16 compute, config validation."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -45,11 +46,53 @@ def random_obs(n: int, batch: int, seed: int) -> jax.Array:
     return jnp.asarray(rng.integers(0, 2, size=(batch, n, n, PLANES)).astype(np.float32))
 
 
+SHAPE_CASES = [(preset, n) for preset in ("tiny", "small") for n in (7, 9)]
+BFLOAT16 = dataclasses.replace(NET_PRESETS["tiny"], dtype="bfloat16")
+
+
+def model_of(config: NetConfig, n: int) -> PolicyValueModel:
+    return PolicyValueModel(config, (n, n, PLANES), n * n)
+
+
+@functools.lru_cache(maxsize=None)
+def built() -> dict:
+    """Every network the tests below initialise, in one compiled program (each init draws
+    every parameter: seconds of compiling apiece), with what they apply it to:
+    preset + n ("tiny7"...) -> (variables of key 1, logits and value of 3 random positions);
+    "bfloat16" -> (the tiny bfloat16 net's variables of key 0, its inference and training
+    outputs and new statistics on 4 positions, the float32 net's inference with the same
+    variables); "connect_four" -> (logits, value) of 3 fresh connect_four positions."""
+    import gomoku_jax
+
+    connect_four = gomoku_jax.make("pgx/connect_four")
+    c4_model = PolicyValueModel.for_env(NET_PRESETS["tiny"], connect_four)
+
+    def run(obs, bf16_obs):
+        out = {}
+        for preset, n in SHAPE_CASES:
+            model = model_of(NET_PRESETS[preset], n)
+            variables = model.init(jax.random.key(1))
+            out[f"{preset}{n}"] = (variables, model.apply(variables, obs[n]))
+        model = model_of(BFLOAT16, 7)
+        variables = model.init(jax.random.key(0))
+        out["bfloat16"] = (variables, model.apply(variables, bf16_obs),
+                           model.apply_train(variables.params, variables.batch_stats,
+                                             bf16_obs),
+                           model_of(NET_PRESETS["tiny"], 7).apply(variables, bf16_obs))
+        states = jax.vmap(connect_four.init)(jax.random.split(jax.random.key(1), 3))
+        out["connect_four"] = c4_model.apply(c4_model.init(jax.random.key(0)),
+                                             jax.vmap(connect_four.observe)(states))
+        return out
+
+    return jax.device_get(jax.jit(run)({n: random_obs(n, 3, n) for n in (7, 9)},
+                                       random_obs(7, 4, 6)))
+
+
 @pytest.fixture(scope="module")
 def tiny7():
     """(model, variables, jitted apply, jitted apply_train) for the tiny net on 7×7."""
-    model = PolicyValueModel(NET_PRESETS["tiny"], (7, 7, PLANES), 7 * 7)
-    variables = model.init(jax.random.key(0))
+    model = model_of(NET_PRESETS["tiny"], 7)
+    variables = jax.tree.map(jnp.asarray, built()["tiny7"][0])
     return model, variables, jax.jit(model.apply), jax.jit(model.apply_train)
 
 
@@ -57,9 +100,8 @@ def tiny7():
 @pytest.mark.parametrize("n", [7, 9])
 def test_shapes_dtypes_and_parameter_count(preset, n):
     cfg = NET_PRESETS[preset]
-    model = PolicyValueModel(cfg, (n, n, PLANES), n * n)
-    variables = model.init(jax.random.key(1))
-    logits, value = jax.jit(model.apply)(variables, random_obs(n, 3, n))
+    model = model_of(cfg, n)
+    variables, (logits, value) = built()[f"{preset}{n}"]
     assert logits.shape == (3, n * n) and logits.dtype == jnp.float32
     assert value.shape == (3,) and value.dtype == jnp.float32
     assert np.all(np.abs(np.asarray(value)) <= 1.0)
@@ -134,20 +176,13 @@ def test_apply_train_uses_batch_statistics(tiny7):
 
 
 def test_bfloat16_runs_and_returns_float32():
-    cfg = dataclasses.replace(NET_PRESETS["tiny"], dtype="bfloat16")
-    model = PolicyValueModel(cfg, (7, 7, PLANES), 7 * 7)
-    variables = model.init(jax.random.key(0))
+    variables, (logits, value), ((tl, tv), stats), (rl, rv) = built()["bfloat16"]
     assert all(x.dtype == jnp.float32 for x in jax.tree.leaves(variables))
-    obs = random_obs(7, 4, 6)
-    logits, value = jax.jit(model.apply)(variables, obs)
     assert logits.dtype == jnp.float32 and value.dtype == jnp.float32
     assert np.all(np.isfinite(logits)) and np.all(np.abs(np.asarray(value)) <= 1.0)
-    (tl, tv), stats = jax.jit(model.apply_train)(variables.params, variables.batch_stats, obs)
     assert tl.dtype == jnp.float32 and tv.dtype == jnp.float32
     assert all(x.dtype == jnp.float32 for x in jax.tree.leaves(stats))
     # close to the float32 network with the same variables
-    ref = PolicyValueModel(NET_PRESETS["tiny"], (7, 7, PLANES), 7 * 7)
-    rl, rv = jax.jit(ref.apply)(variables, obs)
     np.testing.assert_allclose(logits, rl, atol=0.1 * float(np.max(np.abs(rl))) + 0.05)
 
 
@@ -191,9 +226,7 @@ def test_any_game_with_grid_observations():
     env = gomoku_jax.make("pgx/connect_four")
     model = PolicyValueModel.for_env(NET_PRESETS["tiny"], env)
     assert model.observation_shape == (6, 7, 2) and model.num_actions == 7
-    variables = model.init(jax.random.key(0))
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(1), 3))
-    logits, value = jax.jit(model.apply)(variables, jax.vmap(env.observe)(states))
+    logits, value = built()["connect_four"]
     assert logits.shape == (3, 7) and value.shape == (3,)
     with pytest.raises(ValueError, match=r"observations of shape \[H, W, C\]"):
         PolicyValueModel(NET_PRESETS["tiny"], (42,), 7)

@@ -71,12 +71,15 @@ def test_spec_errors(network, spec, with_network, message):
 
 
 def test_arena_trained_vs_random(trained_run, tmp_path, capsys):
+    """The run's agent without the threat search against random, one game per opening and
+    side: the match of the run's own arena (train/arena.py), whose compiled program the run
+    left in the persistent cache (or in this process's `compiled_match`)."""
     out = tmp_path / "match.json"
-    assert cli.main(["arena", "--checkpoint", str(trained_run), "--a", "trained",
+    assert cli.main(["arena", "--checkpoint", str(trained_run), "--a", "trained:threat_search=0",
                      "--b", "random", "--games", "16", "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "trained vs random: gomoku (board_size=7, win_length=4, rule=freestyle, " \
-           "observation=canonical" in text and "16 games" in text
+    assert "trained:threat_search=0 vs random: gomoku (board_size=7, win_length=4, " \
+           "rule=freestyle, observation=canonical" in text and "16 games" in text
     assert f"network: {trained_run.absolute()} step 5" in text
     result = json.loads(out.read_text())
     assert result["game"] == {"id": "gomoku", "version": "v1", "board_size": 7, "win_length": 4,
@@ -88,14 +91,15 @@ def test_arena_trained_vs_random(trained_run, tmp_path, capsys):
 
 
 def test_tournament_with_the_network_second(trained_run, tmp_path, capsys):
+    """The network as agent B (its policy head: a match without a search compiles in a
+    fraction of a search's time); game flags, when given, must be the run's."""
     out = tmp_path / "table.json"
-    # The arena test's pairing (compiled programs come from the persistent cache), with
-    # the network as agent B; game flags, when given, must be the run's.
     assert cli.main(["tournament", "--checkpoint", str(trained_run / "checkpoints" / "4"),
-                     "--agents", "random,trained", "--board-size", "7", "--win-length", "4",
-                     "--rule", "freestyle", "--games", "16", "--json", str(out)]) == 0
+                     "--agents", "random,policy:evaluator=network", "--board-size", "7",
+                     "--win-length", "4", "--rule", "freestyle", "--games", "16",
+                     "--json", str(out)]) == 0
     result = json.loads(out.read_text())
-    assert result["agents"] == ["random", "trained"]
+    assert result["agents"] == ["random", "policy:evaluator=network"]
     assert result["games_per_pair"] == 16 and result["checkpoint"]["step"] == 4
     assert "| rank | agent | Elo |" in capsys.readouterr().out
 

@@ -11,11 +11,17 @@ import functools
 import jax
 import numpy as np
 import pytest
-from search_helpers import NoisyEvaluator, PeakedEvaluator, illegal_interior_visits, late_positions
+from search_helpers import (
+    NoisyEvaluator,
+    PeakedEvaluator,
+    illegal_interior_visits,
+    late_positions,
+    reference_search,
+)
 
 from gomoku_jax import agents, search
-from gomoku_jax.games.protocol import is_over, reward_of
-from gomoku_jax.search import model, puct, selection, tree_loop
+from gomoku_jax.games.protocol import is_over
+from gomoku_jax.search import tree_loop
 from gomoku_jax.search.evaluators import UniformEvaluator
 
 SIMS = 16
@@ -35,13 +41,37 @@ def positions():
 
 
 @functools.lru_cache(maxsize=None)
-def run(algorithm_name: str, evaluator, sims: int = SIMS, **fields):
-    """(algorithm, SearchOutput) of a jitted search on the late positions (cached)."""
+def searcher(algorithm_name: str, evaluator, given_tree: bool, **fields):
+    """(algorithm, fn): its jitted search of SIMS simulations on the late positions,
+    `fn(key, tree)` continuing `tree` with `given_tree`, else `fn(key)` from a fresh tree."""
     env, states = positions()
     algorithm = search.make(algorithm_name, **fields)
-    out = jax.jit(lambda s, k: algorithm.search(env, evaluator, None, s, k, sims))(
-        states, jax.random.key(5))
-    return algorithm, jax.device_get(out)
+    if given_tree:
+        fn = jax.jit(lambda s, k, t: algorithm.search(env, evaluator, None, s, k, SIMS, tree=t))
+    else:
+        fn = jax.jit(lambda s, k: algorithm.search(env, evaluator, None, s, k, SIMS))
+    return algorithm, functools.partial(fn, states)
+
+
+@functools.lru_cache(maxsize=None)
+def run(algorithm_name: str, evaluator, given_tree: bool = False, **fields):
+    """(algorithm, SearchOutput on the host) of a search on the late positions (cached);
+    with `given_tree`, continuing an empty tree of 2 S + 1 nodes (a fresh search too)."""
+    algorithm, fn = searcher(algorithm_name, evaluator, given_tree, **fields)
+    args = (empty_tree(),) if given_tree else ()
+    return algorithm, jax.device_get(fn(jax.random.key(5), *args))
+
+
+def empty_tree():
+    env, states = positions()
+    return jax.jit(tree_loop.empty_tree, static_argnums=(1, 2))(states, 2 * SIMS + 1,
+                                                                 env.num_actions)
+
+
+# The search of most tests here: PUCT's tree with the virtual loss and its continuation
+# (test_the_virtual_loss_spreads_the_descents has why the evaluator is peaked).
+PEAKED_W4 = ("puct", PeakedEvaluator(), True)
+PEAKED_W4_FIELDS = dict(leaves_per_step=4, dirichlet_fraction=0.0)
 
 
 def check_tree(env, tree, reused: bool = False):
@@ -55,6 +85,7 @@ def check_tree(env, tree, reused: bool = False):
     `reused` False, the root's visits are the sum of those backups."""
     t = jax.tree.map(np.asarray, tree)
     batch, num_nodes, num_actions = t.children_index.shape
+    player = np.asarray(t.embeddings.current_player)
     for b in range(batch):
         visits = t.node_visits[b]
         used = int((visits > 0).sum())
@@ -70,7 +101,7 @@ def check_tree(env, tree, reused: bool = False):
         child = t.children_index[b, :used]
         assert ((child == -1) | ((child > 0) & (child < used))).all()
         own = visits[:used] - t.children_visits[b, :used].sum(-1)  # backups from the node
-        over = np.asarray(is_over(jax.tree.map(lambda x: x[b, :used], tree.embeddings)))
+        over = is_over(jax.tree.map(lambda x: x[b, :used], t.embeddings))  # NumPy in, out
         assert (own >= 1).all() and (own[~over] == 1).all()
         visited = child >= 0
         np.testing.assert_array_equal(t.children_visits[b, :used][~visited], 0)
@@ -95,29 +126,28 @@ def check_tree(env, tree, reused: bool = False):
                 assert len(got) == visits[n]
                 np.testing.assert_allclose(t.node_values[b, n], np.mean(got), rtol=1e-4,
                                            atol=1e-5)
-        # the edges' rewards are the game's (no virtual loss left in them)
-        states = jax.tree.map(lambda x: x[b], tree.embeddings)
+        # the edges' rewards are the game's for the parent's mover (no virtual loss left in
+        # them)
         kids = np.arange(1, used)
-        mover = np.asarray(states.current_player)[parents[kids]]
-        kid_states = jax.tree.map(lambda x: x[kids], states)
+        mover = player[b, parents[kids]]
         np.testing.assert_allclose(t.children_rewards[b, parents[kids], afp[kids]],
-                                   np.asarray(reward_of(kid_states, mover)), atol=1e-6)
+                                   t.embeddings.rewards[b, kids, mover], atol=1e-6)
     return True
 
 
 CONFIGS = {
-    "puct-noisy-w4": ("puct", NoisyEvaluator(), dict(leaves_per_step=4, symmetry="none")),
-    "puct-noisy-w8": ("puct", NoisyEvaluator(), dict(leaves_per_step=8, symmetry="none",
-                                                     q_transform="parent")),
-    "pure_mcts-uniform-w4": ("pure_mcts", UniformEvaluator(), dict(leaves_per_step=4)),
+    "puct-peaked-w4": PEAKED_W4 + (PEAKED_W4_FIELDS,),  # a given (empty) tree
+    "puct-noisy-w8": ("puct", NoisyEvaluator(), False, dict(leaves_per_step=8, symmetry="none",
+                                                            q_transform="parent")),
+    "pure_mcts-uniform-w4": ("pure_mcts", UniformEvaluator(), False, dict(leaves_per_step=4)),
 }
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_leaf_parallel_trees_are_plain_search_trees(name):
     env, _ = positions()
-    algorithm_name, evaluator, fields = CONFIGS[name]
-    algorithm, out = run(algorithm_name, evaluator, **fields)
+    algorithm_name, evaluator, given_tree, fields = CONFIGS[name]
+    algorithm, out = run(algorithm_name, evaluator, given_tree, **fields)
     assert check_tree(env, out.tree)
     illegal, total = illegal_interior_visits(env, algorithm, out.tree)
     assert illegal == 0 and total > 0
@@ -128,30 +158,18 @@ def test_leaf_parallel_trees_are_plain_search_trees(name):
 
 
 def test_one_leaf_per_step_is_the_loop_as_before():
-    """W = 1 with any virtual loss is the default loop, array for array (the default loop
-    is mctx's: tests/search/test_tree_loop.py)."""
-    env, states = positions()
-    algorithm = search.make("puct", symmetry="none")
-    root, allowed = model.root_output(env, NoisyEvaluator(), algorithm, None, states,
-                                      jax.random.key(0))
-    select = functools.partial(selection.puct_selection, pb_c_init=1.25, pb_c_base=19652.0,
-                               qtransform=puct.qtransform("alphazero"))
-    kwargs = dict(root=root, recurrent_fn=model.recurrent_fn(env, NoisyEvaluator(), algorithm),
-                  root_action_selection_fn=functools.partial(select, depth=0),
-                  interior_action_selection_fn=select, num_simulations=SIMS,
-                  invalid_actions=~allowed)
-    default = jax.jit(lambda k: tree_loop.search(None, k, **kwargs))(jax.random.key(2))
-    one = jax.jit(lambda k: tree_loop.search(None, k, leaves_per_step=1, virtual_loss=3,
-                                             **kwargs))(jax.random.key(2))
-    assert_same_tree(one, default)
+    """W = 1 with any virtual loss is the default loop, array for array (a reference search
+    of search_helpers, which is mctx's loop: tests/search/test_tree_loop.py)."""
+    _, _, default = reference_search("puct-peaked-alphazero")
+    _, _, one = reference_search("puct-peaked-alphazero", leaves_per_step=1, virtual_loss=3)
+    assert_same_tree(one.tree, default.tree)
 
 
 def test_the_virtual_loss_spreads_the_descents():
     """A peaked evaluator sends every descent down the same line: without the virtual
     loss a step of W = 4 finds one new leaf (the rest collide), with it nearly four."""
-    _, spread = run("puct", PeakedEvaluator(), leaves_per_step=4, dirichlet_fraction=0.0)
-    _, same = run("puct", PeakedEvaluator(), leaves_per_step=4, virtual_loss=0,
-                  dirichlet_fraction=0.0)
+    _, spread = run(*PEAKED_W4, **PEAKED_W4_FIELDS)
+    _, same = run("puct", PeakedEvaluator(), virtual_loss=0, **PEAKED_W4_FIELDS)
     spread_used, same_used = tree_loop.used_nodes(spread.tree), tree_loop.used_nodes(same.tree)
     np.testing.assert_array_equal(same_used, 1 + SIMS // 4)
     assert int(spread_used.min()) > int(same_used.max())
@@ -163,13 +181,11 @@ def test_the_virtual_loss_spreads_the_descents():
 def test_a_leaf_parallel_search_continues_a_given_tree():
     """Two searches of 16 simulations into one tree of 33 nodes: the second continues the
     first (new nodes after the used ones) and the tree stays consistent."""
-    env, states = positions()
-    algorithm = search.make("puct", leaves_per_step=4, symmetry="none")
-    fn = jax.jit(lambda s, k, t: algorithm.search(env, NoisyEvaluator(), None, s, k, SIMS,
-                                                  tree=t).tree)
-    empty = tree_loop.empty_tree(states, 2 * SIMS + 1, env.num_actions)
-    first = fn(states, jax.random.key(0), empty)
-    second = fn(states, jax.random.key(1), first)
+    env, _ = positions()
+    _, fn = searcher(*PEAKED_W4, **PEAKED_W4_FIELDS)
+    _, out = run(*PEAKED_W4, **PEAKED_W4_FIELDS)  # the first search (key 5)
+    first = out.tree
+    second = jax.device_get(fn(jax.random.key(1), first).tree)
     used1, used2 = tree_loop.used_nodes(first), tree_loop.used_nodes(second)
     assert (used2 > used1).all() and (used2 <= 2 * SIMS + 1).all()
     assert check_tree(env, second, reused=True)

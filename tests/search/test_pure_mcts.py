@@ -3,8 +3,11 @@ before any twice, takes wins in one, blocks fours, and 4x the playouts beats 1x.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import numpy as np
+import pytest
 from search_helpers import four_positions
 
 import gomoku_jax
@@ -14,18 +17,34 @@ from gomoku_jax.eval import run_match
 GOMOKU = gomoku_jax.make("gomoku", board_size=7, win_length=4)
 
 
-def run(env, states, simulations, seed=0, **fields):
-    algorithm = search.make("pure_mcts", **fields)
+@functools.lru_cache(maxsize=None)
+def searcher(env, simulations: int):
+    """Pure MCTS's jitted search, (states, key) -> SearchOutput, with random playouts."""
+    algorithm = search.make("pure_mcts")
     evaluator = agents.evaluator_registry.make("rollout", env)
-    return jax.jit(lambda s, k: algorithm.search(env, evaluator, None, s, k, simulations))(
-        states, jax.random.key(seed))
+    return jax.jit(lambda s, k: algorithm.search(env, evaluator, None, s, k, simulations))
+
+
+def run(env, states, simulations, seed=0):
+    return searcher(env, simulations)(states, jax.random.key(seed))
 
 
 def test_every_child_is_visited_once_before_any_is_revisited():
-    env = gomoku_jax.make("gomoku", board_size=9)
-    states = jax.vmap(env.init)(jax.random.split(jax.random.key(0), 2))  # 81 moves each
-    visits = np.asarray(run(env, states, 64).tree.summary().visit_counts)
-    assert (visits <= 1).all() and ((visits == 1).sum(-1) == 64).all()
+    """A fresh tree's nodes are its simulations in order: the first L (L the legal moves,
+    about 40 here, fewer than the 64 simulations) are the root's children, one per legal
+    move, and the next one is the first below them. (Positions without a win in one: a
+    winning child would be chosen again at once.)"""
+    states, _ = four_positions(GOMOKU, "block", 8, seed=2)
+    tree = jax.device_get(run(GOMOKU, states, 64).tree)
+    legal = np.asarray(states.legal_action_mask)
+    for b in range(8):
+        count = int(legal[b].sum())
+        assert count < 64
+        np.testing.assert_array_equal(tree.parents[b, 1:count + 1], 0)
+        assert sorted(tree.action_from_parent[b, 1:count + 1]) == np.flatnonzero(legal[b]).tolist()
+        assert tree.parents[b, count + 1] > 0
+    visits = tree.children_visits[:, 0]
+    assert (visits[legal] >= 1).all() and (visits[~legal] == 0).all()
 
 
 def test_takes_wins_in_one():
@@ -46,6 +65,7 @@ def test_blocks_fours_with_the_reference_budget():
     assert answers[np.arange(16), actions].sum() >= 13
 
 
+@pytest.mark.slow
 def test_four_times_the_playouts_beats_one_time_in_the_arena():
     env = gomoku_jax.make("pgx/connect_four")
     result = run_match(env, agents.make("pure_mcts", num_simulations=64),

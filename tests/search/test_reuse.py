@@ -14,9 +14,15 @@ from search_helpers import illegal_interior_visits, late_positions
 from gomoku_jax import agents
 from gomoku_jax.eval.match import play_match
 from gomoku_jax.games.gomoku import winning_colours
-from gomoku_jax.search import reuse, tree_loop
+from gomoku_jax.search import reuse
 
 U = mctx.Tree.UNVISITED
+# One compiled program each for every call of this module (op by op, a reroot compiled
+# some 90 primitives).
+reroot = jax.jit(reuse.reroot, static_argnums=2)
+find_node = jax.jit(reuse.find_node)
+find_nodes = jax.jit(jax.vmap(reuse.find_node))
+subtree_mask = jax.jit(reuse.subtree_mask)
 
 
 def small_tree() -> mctx.Tree:
@@ -51,7 +57,7 @@ def small_tree() -> mctx.Tree:
 
 def test_reroot_keeps_the_subtree_in_order_with_its_statistics():
     tree = small_tree()
-    new = jax.jit(reuse.reroot, static_argnums=2)(tree, jnp.int32(1), 7)
+    new = reroot(tree, jnp.int32(1), 7)
     # Nodes 1, 3, 5 become 0, 1, 2; the rest unused.
     np.testing.assert_array_equal(new.parents, [-1, 0, 1, -1, -1, -1, -1])
     np.testing.assert_array_equal(new.action_from_parent, [-1, 1, 2, -1, -1, -1, -1])
@@ -67,10 +73,10 @@ def test_reroot_keeps_the_subtree_in_order_with_its_statistics():
     np.testing.assert_array_equal(new.embeddings["board"][:, 0], [10, 30, 50, 0, 0, 0, 0])
     np.testing.assert_array_equal(new.children_discounts[3:], 0)
     # The other branch; the whole tree from its root is the tree itself.
-    other = reuse.reroot(tree, jnp.int32(2), 7)
+    other = reroot(tree, jnp.int32(2), 7)
     np.testing.assert_array_equal(other.parents, [-1, 0, -1, -1, -1, -1, -1])
     np.testing.assert_array_equal(other.children_index[0], [1, U, U])
-    same = reuse.reroot(tree, jnp.int32(0), 7)
+    same = reroot(tree, jnp.int32(0), 7)
     for a, b in zip(jax.tree.leaves(same), jax.tree.leaves(tree)):
         np.testing.assert_array_equal(a, b)
 
@@ -78,21 +84,21 @@ def test_reroot_keeps_the_subtree_in_order_with_its_statistics():
 def test_reroot_gives_an_empty_tree_when_absent_or_too_big():
     tree = small_tree()
     for node, max_nodes in ((-1, 7), (1, 2)):
-        new = reuse.reroot(tree, jnp.int32(node), max_nodes)
+        new = reroot(tree, jnp.int32(node), max_nodes)
         np.testing.assert_array_equal(new.node_visits, 0)
         np.testing.assert_array_equal(new.parents, -1)
         np.testing.assert_array_equal(new.children_index, U)
-    assert int(reuse.subtree_mask(tree, jnp.int32(1)).sum()) == 3
+    assert int(subtree_mask(tree, jnp.int32(1)).sum()) == 3
 
 
 def test_find_node_compares_every_state_leaf():
     tree = small_tree()
-    assert int(reuse.find_node(tree, {"board": jnp.array([40, 40])})) == 4
-    assert int(reuse.find_node(tree, {"board": jnp.array([40, 41])})) == -1
-    assert int(reuse.find_node(tree, {"board": jnp.array([0, 0])})) == 0
+    assert int(find_node(tree, {"board": jnp.array([40, 40])})) == 4
+    assert int(find_node(tree, {"board": jnp.array([40, 41])})) == -1
+    assert int(find_node(tree, {"board": jnp.array([0, 0])})) == 0
     # unused nodes (node 6, and node 0 once it has no visit) do not count
     unused = tree.replace(node_visits=tree.node_visits.at[0].set(0))
-    assert int(reuse.find_node(unused, {"board": jnp.array([0, 0])})) == -1
+    assert int(find_node(unused, {"board": jnp.array([0, 0])})) == -1
 
 
 # ----------------------------------------------------------------- searches and agents
@@ -104,23 +110,29 @@ SIMS = 16
 def game():
     """(env, states [4], a search's trees after the two plies its most visited line
     predicts, and the states they lead to). No threat search at the root: it would only
-    make the compile longer (the agents with it reuse trees in the games below)."""
+    make the compile longer (tests/agents/test_anytime.py reuses trees under it)."""
     env, states = late_positions(7, 4, 4, seed=5)
     agent = agents.make("mcts", num_simulations=SIMS, reuse_tree=True, evaluator="uniform",
                         tree_capacity=4 * SIMS, threat_search=0).bind(env)
     act = jax.jit(agent.act_batch)
-    trees = jax.vmap(agent.init)(jax.random.split(jax.random.key(0), 4))
+    trees = jax.jit(jax.vmap(agent.init))(jax.random.split(jax.random.key(0), 4))
     keys = jax.random.split(jax.random.key(1), 4)
     action, trees, _ = act(None, trees, states, keys)
-    after = jax.vmap(env.step)(states, action)
-    summary_children = trees.children_index[jnp.arange(4), 0, action]
-    reply = jnp.argmax(trees.children_visits[jnp.arange(4), summary_children], axis=-1)
-    return env, agent, act, trees, jax.vmap(env.step)(after, reply)
+
+    @jax.jit
+    def two_plies(trees, states, action):
+        rows = jnp.arange(4)
+        after = jax.vmap(env.step)(states, action)
+        reply = jnp.argmax(trees.children_visits[rows, trees.children_index[rows, 0, action]],
+                           axis=-1)
+        return jax.vmap(env.step)(after, reply)
+
+    return env, agent, act, trees, two_plies(trees, states, action)
 
 
 def test_a_reused_search_keeps_the_subtree_and_adds_its_simulations(game):
     env, agent, act, trees, states = game
-    found = jax.vmap(reuse.find_node)(trees, states)
+    found = find_nodes(trees, states)
     live = ~np.asarray(states.terminated)
     assert (np.asarray(found)[live] > 0).all()
     before = np.asarray(trees.node_visits)[np.arange(4), np.asarray(found)]
@@ -133,17 +145,17 @@ def test_a_reused_search_keeps_the_subtree_and_adds_its_simulations(game):
     for a, b in zip(jax.tree.leaves(new), jax.tree.leaves(again)):
         np.testing.assert_array_equal(a, b)
     assert illegal_interior_visits(env, agent.search, new)[0] == 0
-    used = np.asarray(tree_loop.used_nodes(new))
+    used = (np.asarray(new.node_visits) > 0).sum(axis=-1)
     assert (used <= agent.capacity).all() and (used[live] > SIMS + 1).all()
 
 
 def test_a_position_not_in_the_tree_starts_fresh(game):
     env, agent, act, trees, states = game
     other = late_positions(7, 4, 4, seed=6)[1]
-    assert (np.asarray(jax.vmap(reuse.find_node)(trees, other)) == -1).all()
+    assert (np.asarray(find_nodes(trees, other)) == -1).all()
     _, new, _ = act(None, trees, other, jax.random.split(jax.random.key(2), 4))
     np.testing.assert_array_equal(new.node_visits[:, 0], SIMS + 1)
-    assert int(tree_loop.used_nodes(new).max()) <= SIMS + 1
+    assert int((np.asarray(new.node_visits) > 0).sum(axis=-1).max()) <= SIMS + 1
 
 
 def test_reuse_needs_our_loop_and_room_for_the_simulations():
@@ -154,14 +166,20 @@ def test_reuse_needs_our_loop_and_room_for_the_simulations():
     assert agents.make("mcts", num_simulations=8).capacity == 17
 
 
-@pytest.mark.parametrize("name", ["mcts", "gumbel"])
-def test_agents_with_reuse_play_legal_games(name):
-    """A short match against the heuristic: every move legal (an illegal one would end the
-    game as a loss for its mover; the loser's last move is checked below)."""
+def test_agents_with_reuse_play_legal_games():
+    """PUCT and Gumbel (whose Sequential Halving counts a reused root's new visits only),
+    both carrying their trees, play a short match against each other: every move legal (an
+    illegal one would end the game as a loss for its mover; the loser's last move is
+    checked below). Neither runs the threat search, nor the heuristic evaluator: they
+    would only make the compile longer (a reused tree under the threat search's root mask:
+    tests/agents/test_anytime.py)."""
     env, _ = late_positions(7, 4, 1, seed=0)
-    agent = agents.make(name, num_simulations=SIMS, reuse_tree=True)
-    out = jax.jit(play_match, static_argnums=(0, 1, 2, 4))(
-        env, agent, agents.make("heuristic"), jax.random.key(0), 4)
+    mcts = agents.make("mcts", num_simulations=SIMS, reuse_tree=True, evaluator="uniform",
+                       threat_search=0)
+    gumbel = agents.make("gumbel", num_simulations=SIMS, reuse_tree=True, evaluator="uniform",
+                         threat_search=0)
+    out = jax.jit(play_match, static_argnums=(0, 1, 2, 4))(env, mcts, gumbel,
+                                                           jax.random.key(0), 4)
     assert bool(np.all(out.states.terminated))
     # a game that ended by a rule violation would have no five on the board
     for b in range(4):

@@ -12,20 +12,26 @@ import numpy as np
 import pytest
 from mctx._src import policies as mctx_policies
 from mctx._src import search as mctx_search
-from search_helpers import NoisyEvaluator, PeakedEvaluator, late_positions, random_tree
+from search_helpers import (
+    REFERENCE,
+    REFERENCE_SIMS,
+    NoisyEvaluator,
+    random_tree,
+    reference_positions,
+    reference_search,
+)
 
 from gomoku_jax import search
-from gomoku_jax.games.protocol import is_over
 from gomoku_jax.search import model, tree_loop
 from gomoku_jax.search.evaluators import UniformEvaluator
 
-SIMS = 24
+SIMS = REFERENCE_SIMS
 
 
 def positions():
-    """(env, states [4]): live 7x7 four-in-a-row positions, 40-70% filled, so that games
-    end inside the tree (absorbing nodes, discount 0)."""
-    return late_positions(7, 4, 4, seed=3)
+    """(env, states [16]): the reference searches' late positions (games end inside the
+    tree: absorbing nodes, discount 0)."""
+    return reference_positions()
 
 
 def assert_same_tree(ours: mctx.Tree, theirs: mctx.Tree):
@@ -40,31 +46,15 @@ def assert_same_tree(ours: mctx.Tree, theirs: mctx.Tree):
         np.testing.assert_array_equal(a, b)
 
 
-# Few configs: each compiles two searches (the heuristic evaluator is left out: it costs
-# most of the compile time and adds nothing to what the loops do).
-CONFIGS = {
-    "puct-noisy-min_max-hard": ("puct", NoisyEvaluator(),  # root noise on
-                                dict(q_transform="min_max", symmetry="none",
-                                     prior_shaping="hard")),
-    "puct-peaked-parent": ("puct", PeakedEvaluator(),
-                           dict(q_transform="parent", symmetry="random", dirichlet_fraction=0.0)),
-    "gumbel-noisy": ("gumbel", NoisyEvaluator(), dict(symmetry="none")),
-    "pure_mcts-uniform": ("pure_mcts", UniformEvaluator(), dict()),
-}
-
-
-@pytest.mark.parametrize("name", list(CONFIGS))
+# Few configs (search_helpers.REFERENCE: the heuristic evaluator is left out, it costs most
+# of the compile time and adds nothing to what the loops do); each compiles two searches,
+# which tests/search/test_masking.py checks too.
+@pytest.mark.parametrize("name", list(REFERENCE))
 def test_our_loop_builds_mctx_search_tree(name):
-    """Every registered algorithm, through `loop=...`: the same tree, array for array, and
-    the same move, policy and value."""
-    algorithm_name, evaluator, fields = CONFIGS[name]
-    env, states = positions()
-    outs = {}
-    for which in ("gomoku_jax", "mctx"):
-        algorithm = search.make(algorithm_name, loop=which, stop_at_terminal=False, **fields)
-        outs[which] = jax.jit(lambda s, k, a=algorithm: a.search(env, evaluator, None, s, k,
-                                                                 SIMS))(states, jax.random.key(7))
-    ours, theirs = outs["gomoku_jax"], outs["mctx"]
+    """Every registered algorithm, through `loop=...` and with a root mask: the same tree,
+    array for array, and the same move, policy and value."""
+    _, _, ours = reference_search(name)
+    _, _, theirs = reference_search(name, loop="mctx")
     assert_same_tree(ours.tree, theirs.tree)
     np.testing.assert_array_equal(ours.action, theirs.action)
     np.testing.assert_allclose(ours.policy, theirs.policy, rtol=1e-5, atol=1e-6)
@@ -75,18 +65,15 @@ def test_our_loop_builds_mctx_search_tree(name):
 def test_a_descent_stops_at_a_game_over_node():
     """With `stop_at_terminal` (the algorithms' default) no node hangs below a node whose
     game is over, the tree stays contiguous, and the root is still visited S + 1 times; mctx
-    grows chains under such nodes in these late positions."""
-    env, states = positions()
-    trees = {}
-    for stop in (True, False):
-        algorithm = search.make("puct", stop_at_terminal=stop, symmetry="none")
-        trees[stop] = jax.jit(lambda s, k, a=algorithm: a.search(
-            env, PeakedEvaluator(), None, s, k, SIMS).tree)(states, jax.random.key(7))
+    (and our loop without it, the tree above) grows chains under such nodes in these late
+    positions."""
+    trees = {True: reference_search("puct-peaked-alphazero", stop_at_terminal=True)[2].tree,
+             False: reference_search("puct-peaked-alphazero")[2].tree}  # the reference's
 
     def below_terminal(tree):
         parents = np.asarray(tree.parents)
         used = np.asarray(tree.node_visits) > 0
-        over = np.asarray(jax.vmap(jax.vmap(is_over))(tree.embeddings))
+        over = np.asarray(tree.embeddings.terminated) | np.asarray(tree.embeddings.truncated)
         return sum(int(used[b, i] and parents[b, i] >= 0 and over[b, parents[b, i]])
                    for b in range(parents.shape[0]) for i in range(parents.shape[1]))
 
@@ -108,8 +95,8 @@ def policy_inputs():
     the noisy evaluator and no shaping (mctx's own policies below)."""
     env, states = positions()
     algorithm = search.make("puct", symmetry="none", prior_shaping="off")
-    root, allowed = model.root_output(env, NoisyEvaluator(), algorithm, None, states,
-                                      jax.random.key(0))
+    root, allowed = jax.jit(lambda s, k: model.root_output(env, NoisyEvaluator(), algorithm,
+                                                           None, s, k))(states, jax.random.key(0))
     return root, model.recurrent_fn(env, NoisyEvaluator(), algorithm), ~allowed
 
 
@@ -132,21 +119,22 @@ def test_mctx_policies_count_the_same_visits_with_our_loop(policy, policy_inputs
 
 def test_a_given_tree_too_small_for_the_simulations_is_refused(policy_inputs):
     root, fn, invalid = policy_inputs
-    tree = tree_loop.empty_tree(root.embedding, SIMS, root.prior_logits.shape[1])
     with pytest.raises(ValueError, match=f"cannot hold {SIMS} simulations"):
-        tree_loop.search(None, jax.random.key(0), root=root, recurrent_fn=fn,
-                         root_action_selection_fn=None, interior_action_selection_fn=None,
-                         num_simulations=SIMS, invalid_actions=invalid, tree=tree)
+        jax.eval_shape(lambda: tree_loop.search(
+            None, jax.random.key(0), root=root, recurrent_fn=fn,
+            root_action_selection_fn=None, interior_action_selection_fn=None,
+            num_simulations=SIMS, invalid_actions=invalid,
+            tree=tree_loop.empty_tree(root.embedding, SIMS, root.prior_logits.shape[1])))
 
 
 def test_the_mctx_loop_cannot_continue_a_tree(policy_inputs):
     env, states = positions()
     root, _, _ = policy_inputs
-    tree = tree_loop.empty_tree(root.embedding, SIMS + 1, root.prior_logits.shape[1])
     algorithm = search.make("puct", loop="mctx")
     with pytest.raises(ValueError, match="mctx issue #51"):
-        jax.eval_shape(lambda: algorithm.search(env, UniformEvaluator(), None, states,
-                                                jax.random.key(0), SIMS, tree))
+        jax.eval_shape(lambda: algorithm.search(
+            env, UniformEvaluator(), None, states, jax.random.key(0), SIMS,
+            tree_loop.empty_tree(root.embedding, SIMS + 1, root.prior_logits.shape[1])))
     with pytest.raises(ValueError, match="loop must be one of"):
         search.make("puct", loop="fast")
 
@@ -167,10 +155,11 @@ def backward_sweep(backward):
 def test_path_backward_equals_mctx_backward_on_random_trees():
     """A whole search's worth of updates, node after node, compounds any difference; the
     boards' paths have different depths."""
+    ours_sweep = jax.jit(backward_sweep(tree_loop.path_backward))
+    mctx_sweep = jax.jit(backward_sweep(mctx_search.backward))
     for seed in range(3):
         tree = random_tree(seed, batch=3, num_nodes=12, num_actions=5)
-        ours = jax.jit(backward_sweep(tree_loop.path_backward))(tree)
-        theirs = jax.jit(backward_sweep(mctx_search.backward))(tree)
+        ours, theirs = ours_sweep(tree), mctx_sweep(tree)
         np.testing.assert_array_equal(ours.node_visits, theirs.node_visits)
         np.testing.assert_array_equal(ours.children_visits, theirs.children_visits)
         np.testing.assert_allclose(ours.node_values, theirs.node_values, rtol=1e-6, atol=1e-6)

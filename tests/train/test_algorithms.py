@@ -4,11 +4,14 @@ extend -> load (through `players`, without the training layer) -> play."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from train_configs import ALGO_SETS
 
 from gomoku_jax import cli, players
 from gomoku_jax.agents import registry as agents
@@ -30,10 +33,11 @@ def leaves(tree):
     return [np.asarray(x) for x in jax.tree.leaves(tree)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", sorted(ALGORITHMS))
 def test_lifecycle(algo, tmp_path, capsys):
     cls = TRAINERS[algo]
-    config = override(preset(cls.test_preset, algo), SETS)
+    config = override(preset(cls.test_preset, algo), [*ALGO_SETS.get(algo, ()), *SETS])
     assert config.algo == algo and isinstance(config, cls.Config)
     assert ALGORITHMS[algo] is cls.Config
     whole, killed = tmp_path / "whole", tmp_path / "killed"
@@ -71,6 +75,11 @@ def test_lifecycle(algo, tmp_path, capsys):
     assert player.plays(agent) and player.params_for(agent) is player.variables
     assert player.params_for(agents.make("random")) is None
     env = player.env
+    # as the run's arena plays it (train/arena.py), its compiled match: a search agent
+    # without the game's threat search at the root
+    spec = "trained"
+    if any(f.name == "threat_search" for f in dataclasses.fields(agent)):
+        agent, spec = dataclasses.replace(agent, threat_search=0), "trained:threat_search=0"
     result = run_match(env, agent, agents.make("random"), jax.random.key(0), 1,
                        params_a=player.params_for(agent))
     games = 2 * len(env.default_openings())
@@ -78,7 +87,7 @@ def test_lifecycle(algo, tmp_path, capsys):
 
     # and through the command line, as `--checkpoint RUN`
     capsys.readouterr()
-    assert cli.main(["arena", "--checkpoint", str(killed), "--a", "trained", "--b", "random",
+    assert cli.main(["arena", "--checkpoint", str(killed), "--a", spec, "--b", "random",
                      "--games", "4"]) == 0
     assert f"network: {killed.absolute()} step 3" in capsys.readouterr().out
 
@@ -92,3 +101,19 @@ def test_seeds_of_a_config_share_its_trainer():
     assert trainer_for(override(config, ["run.seed=5", "run.checkpoint_every=7",
                                          "run.keep_checkpoints=9"])) is trainer_for(config)
     assert trainer_for(override(config, ["run.iterations=9"])) is not trainer_for(config)
+
+
+def test_the_compile_timer_counts_tracing_lowering_and_compiling_only():
+    """`compile_seconds` of a metrics record: a fresh program's trace, lowering and compile
+    count; running it again (compiled) counts nothing."""
+    from gomoku_jax.train.driver import CompileTimer
+
+    timer = CompileTimer()
+    try:
+        f = jax.jit(lambda x: jnp.sin(x) * 3 + 1)
+        f(jnp.ones(5)).block_until_ready()
+        assert timer.take() > 0.0
+        f(jnp.ones(5)).block_until_ready()
+        assert timer.take() == 0.0
+    finally:
+        timer.close()

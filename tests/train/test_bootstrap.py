@@ -9,15 +9,18 @@ import json
 import jax
 import numpy as np
 import pytest
+from train_configs import PROGRAM_SETS
 
 from gomoku_jax import cli, players
 from gomoku_jax.train import load_config, preset
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
 from gomoku_jax.train.alphazero.trainer import AlphaZero
 from gomoku_jax.train.config import override
+from gomoku_jax.train.trainer import trainer_for
 
-SETS = ["replay.synthetic_fraction=0", "eval.opponents=random", "eval.games=4",
-        "run.iterations=2", "selfplay.bootstrap_iterations=1"]
+# The session's run's config (its network iteration is that run's program), bootstrapped.
+SETS = [*PROGRAM_SETS, "eval.opponents=random", "eval.games=4", "run.iterations=2",
+        "selfplay.bootstrap_iterations=1", "selfplay.bootstrap_evaluator=heuristic"]
 
 
 def sets(assignments):
@@ -28,10 +31,11 @@ def sets(assignments):
 def bootstrap_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("bootstrap") / "run"
     assert cli.main(["train", "--preset", "test", "--run-dir", str(run_dir), "--no-progress"]
-                    + sets(SETS + ["selfplay.bootstrap_evaluator=heuristic"])) == 0
+                    + sets(SETS)) == 0
     return run_dir
 
 
+@pytest.mark.slow
 def test_first_iteration_bootstraps_then_the_network_plays(bootstrap_run):
     records = [json.loads(line) for line in
                (bootstrap_run / "metrics.jsonl").read_text().splitlines()]
@@ -97,26 +101,25 @@ def test_an_evaluator_other_games_have_is_accepted():
 
 
 def test_bootstrap_self_play_ignores_the_network():
-    """The same games, key and buffer with two different networks: a bootstrap iteration
-    plays the same moves (the evaluator ignores the params), a network iteration does not."""
-    cfg = override(preset("test"), ["replay.synthetic_fraction=0",
-                                    "selfplay.bootstrap_iterations=1",
-                                    "selfplay.bootstrap_evaluator=heuristic",
-                                    "selfplay.moves=24",
-                                    "replay.min_size=256"])  # no SGD: compare self-play only
-    trainer = AlphaZero(cfg)
+    """The same games and key with two different networks, from a fresh state of the run's
+    config (its trainer and compiled iterations): a bootstrap iteration plays the same moves
+    with the same search policies (the evaluator ignores the params), a network iteration
+    does not. Its 6-move games are still running: they are compared as they stand."""
+    trainer = trainer_for(override(preset("test"), SETS))
     other = trainer.init(seed=123)
 
-    def buffers(done):
+    def games(done):
         a = trainer.init()
         b = trainer.init().replace(params=jax.tree.map(lambda x: x + 0, other.params))
-        out = [trainer.iteration(s, done)[0].buffer for s in (a, b)]
-        return [np.asarray(o.data.action) for o in out], [int(o.size) for o in out]
+        out = [trainer.iteration(s, done)[0] for s in (a, b)]
+        return ([np.asarray(o.games.board) for o in out],
+                [np.asarray(o.pending.policy) for o in out])
 
-    (act_a, act_b), sizes = buffers(0)
-    assert sizes[0] == sizes[1] > 0
-    np.testing.assert_array_equal(act_a, act_b)
-    (net_a, net_b), _ = buffers(1)
+    (board_a, board_b), (policy_a, policy_b) = games(0)
+    assert np.count_nonzero(board_a) == 8 * 6  # 8 games of 6 moves
+    np.testing.assert_array_equal(board_a, board_b)
+    np.testing.assert_array_equal(policy_a, policy_b)
+    (net_a, net_b), _ = games(1)
     assert not np.array_equal(net_a, net_b)
 
 

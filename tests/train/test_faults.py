@@ -15,6 +15,7 @@ import uuid
 import jax
 import numpy as np
 import pytest
+from train_configs import ALGO_SETS
 
 from gomoku_jax import cli, players
 from gomoku_jax.players import run_dir as rd
@@ -28,12 +29,14 @@ SETS = ["eval.opponents="]  # the test presets: 2 iterations, a checkpoint after
 
 
 def config_of(algo, *sets):
-    return override(preset(TRAINERS[algo].test_preset, algo), [*SETS, *sets])
+    return override(preset(TRAINERS[algo].test_preset, algo),
+                    [*ALGO_SETS.get(algo, ()), *SETS, *sets])
 
 
 def cli_args(algo, run):
+    sets = [x for s in (*ALGO_SETS.get(algo, ()), *SETS) for x in ("--set", s)]
     return ["train", "--algo", algo, "--preset", TRAINERS[algo].test_preset, "--run-dir",
-            str(run), "--set", SETS[0], "--no-progress"]
+            str(run), *sets, "--no-progress"]
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +91,7 @@ def truncate(path):
 
 # -- the integrity manifest -----------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ALGOS)
 def test_every_step_has_a_manifest_of_every_file(algo, reference):
     run = reference[algo]

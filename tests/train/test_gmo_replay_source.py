@@ -162,6 +162,7 @@ def runs(source, tmp_path_factory):
     return full, resumed
 
 
+@pytest.mark.slow
 def test_a_run_on_the_replay_only_trains(runs, source):
     full, _ = runs
     config = config_for(source)

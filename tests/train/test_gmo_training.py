@@ -51,7 +51,7 @@ def real_samples(random_games, n: int) -> gmo_data.GMOSample:
 def test_every_ply_is_labelled_with_its_games_outcome_for_the_mover(random_games):
     env = TEST.env()
     step = jax.jit(env.step)
-    samples, valid, stats = random_games
+    samples, valid, stats = jax.device_get(random_games)  # NumPy: no op-by-op programs
     length = env.max_game_length
     valid = np.asarray(valid).reshape(length, 6)
     value = np.asarray(samples.value).reshape(length, 6)
@@ -133,12 +133,13 @@ def test_augment_draws_one_symmetry_per_sample_for_state_and_move_together(rando
 
 # ------------------------------------------------------------------ the loss
 
+@pytest.mark.slow
 def test_loss_falls_on_a_fixed_batch_and_trains_both_encoders(random_games):
     config = override(TEST, ["optim.learning_rate=3e-3", "optim.grad_clip=0"])
     trainer = GMOTrainer(config)
     env = trainer.env
     batch = real_samples(random_games, 48)
-    params = trainer.model.init(jax.random.key(1))
+    params = jax.jit(trainer.model.init)(jax.random.key(1))  # one program, not op by op
     optim = config.optim
 
     @jax.jit
@@ -152,6 +153,7 @@ def test_loss_falls_on_a_fixed_batch_and_trains_both_encoders(random_games):
                                      jax.random.split(jax.random.key(2), 300))
         return p, curve
 
+    @jax.jit  # one program, not op by op
     def evaluate(p):  # dropout off
         obs, moves = gmo_data.batch_inputs(env, batch)
         return losses(trainer.model, p, obs, moves, batch.value, batch.weight, None,
@@ -181,6 +183,7 @@ def metrics(run) -> list[dict]:
     return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_cli_run_writes_config_metrics_checkpoints_and_summary(full_run, capsys):
     data = json.loads((full_run / "config.json").read_text())
     assert data["algo"] == "gmo" and rd.run_algo(full_run) == "gmo"

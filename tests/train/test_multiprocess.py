@@ -1,7 +1,6 @@
 """Training on several processes (jax.distributed over gloo on 127.0.0.1): GMO's test
 preset on two processes of two CPU devices each against the same run on one device, and a
 process killed mid-run.
-
 One run (a minute or so on a 2-core machine): it is launched with `gomoku-jax launch`, one of
 its processes is killed once two iterations are logged, the other must stop with a clear
 error (once the distributed service declares the killed one dead: `--heartbeat-timeout`
@@ -12,7 +11,6 @@ tests/sharded_runs.py). GMO's is the cheapest iteration to compile (twice in eac
 a multi-process run compiles without the persistent cache, see `gomoku_jax.distributed`);
 AlphaZero's sharded iteration is tests/train/test_alphazero.py's (8 devices in one
 process)."""
-
 from __future__ import annotations
 
 import json
@@ -25,6 +23,7 @@ import sys
 import threading
 import time
 
+import pytest
 import sharded_runs
 
 from gomoku_jax import players, train
@@ -117,6 +116,7 @@ def final_params(run: pathlib.Path) -> dict:
     return sharded_runs.leaves(players.load(run).variables)
 
 
+@pytest.mark.slow
 def test_two_processes_match_one_device_and_a_killed_run_resumes(tmp_path):
     run, one_device = tmp_path / "run", tmp_path / "one"
     first = Launch("--processes", "2", "--cpu-devices", "2", "--grace", "60", "--",

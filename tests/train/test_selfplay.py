@@ -87,6 +87,7 @@ def key_of(board_index, position):
     return (board_index, position["move_count"], position["board"].tobytes())
 
 
+@pytest.mark.slow
 def test_every_position_of_every_finished_game_is_written_once(run):
     calls, final = run
     games = replay(calls, final)

@@ -11,6 +11,7 @@ import time
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from engine_search import SEARCH_SPEC
 from starlette.testclient import TestClient
 
 from gomoku_jax.agents.base import Agent
@@ -422,15 +423,15 @@ def test_checkpoint_network_plays_its_own_game():
 def test_a_search_ai_opens_at_the_centre_and_trees_are_bounded():
     """Gomoku is played with pbrain's opening rule: as black, a search opens at the centre
     (the proximity mask alone gives every cell of the empty board the same prior). Only the
-    most recently used games keep their AI's search tree (`max_trees`)."""
-    store = SessionStore(AgentBook("mcts:num_simulations=16,threat_search=0", shipped=False),
-                         seed=3, max_trees=1)
+    most recently used games keep their AI's search tree (`max_trees`). The search and the
+    game of the pbrain tests (`engine_search`): the persistent cache holds their programs."""
+    store = SessionStore(AgentBook(SEARCH_SPEC, shipped=False), seed=3, max_trees=1)
     try:
         with TestClient(create_app(store)) as client:
-            a = new_game(client, board_size=9, win_length=5, colour="white")
-            assert a["moves"][0]["action"] == 4 * 9 + 4
+            a = new_game(client, board_size=7, win_length=5, colour="white")
+            assert a["moves"][0]["action"] == 3 * 7 + 3
             assert store._games[a["id"]].agent_state is not None
-            b = new_game(client, board_size=9, win_length=5, colour="white")
+            b = new_game(client, board_size=7, win_length=5, colour="white")
             assert store._games[b["id"]].agent_state is not None
             assert store._games[a["id"]].agent_state is None  # a's AI starts a new tree
             client.post(f"/api/games/{a['id']}/move", json={"action": 0})

@@ -1,8 +1,9 @@
 """End to end: the `gomoku-jax play` page in a real browser, played like a person.
 
 The real server (`create_app` over a `SessionStore`) runs in-process on a free localhost
-port with cheap agents (Gomoku's `heuristic` on 9x9, Faux Go's `fauxgo_heuristic` on 5x5,
-so compiling takes seconds), and Debian's chromium, driven by Playwright, plays a Gomoku
+port with cheap agents (Gomoku's `heuristic` on 7x7, Faux Go's `fauxgo_heuristic` on 5x5,
+so compiling takes seconds; the Gomoku one is the program of test_pbrain.py's heuristic
+fuzz, which the persistent cache keeps), and Debian's chromium, driven by Playwright, plays a Gomoku
 game to its end (with a takeback and the analysis overlay on the way) and a short Faux Go
 game ended by passes. The AI's move latency as the page sees it (click to the AI's stone on
 the board) and as the server reports it (`ai.move_ms`) is printed (`pytest -s` shows it).
@@ -170,16 +171,17 @@ def screenshot_dir(tmp_path: pathlib.Path) -> pathlib.Path:
 
 # -- the games ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_gomoku_and_fauxgo_in_the_browser(page, server_url, tmp_path):
     started = time.monotonic()
     rng = random.Random(0)
     shots = screenshot_dir(tmp_path)
 
-    # Gomoku, 9x9: the page starts the game of its link, then a person uses the form.
-    page.goto(f"{server_url}/?game=gomoku&size=9&colour=black")
-    page.wait_for_function("document.querySelectorAll('#board .hit').length === 81")
+    # Gomoku, 7x7: the page starts the game of its link, then a person uses the form.
+    page.goto(f"{server_url}/?game=gomoku&size=7&colour=black")
+    page.wait_for_function("document.querySelectorAll('#board .hit').length === 49")
     assert "heuristic" in page.locator("#agent-line").text_content()
-    start_game(page, "gomoku", 9, rule="freestyle", colour="black")
+    start_game(page, "gomoku", 7, rule="freestyle", colour="black")
     assert "Your move" in page.locator("#status").text_content()
     assert page.locator("#pass").is_hidden()
 
@@ -280,6 +282,6 @@ def test_gomoku_and_fauxgo_in_the_browser(page, server_url, tmp_path):
 
     assert not page.errors, page.errors
     print(f"\nbrowser test: {time.monotonic() - started:.1f} s; screenshots {gomoku_shot} {shot}")
-    print(f"Gomoku 9x9 heuristic, AI move latency after the first move: "
+    print(f"Gomoku 7x7 heuristic, AI move latency after the first move: "
           f"page (click to the AI's stone) {summary(page_ms)}; "
           f"server ai.move_ms {summary(server_ms)}")

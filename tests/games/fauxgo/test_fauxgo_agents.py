@@ -5,6 +5,7 @@ Python reference ranks best."""
 
 from __future__ import annotations
 
+import functools
 import random
 
 import jax
@@ -21,6 +22,7 @@ from gomoku_jax.eval import run_match
 ENV = gomoku_jax.make("fauxgo", board_size=5)
 
 
+@pytest.mark.slow
 def test_puct_with_rollouts_beats_random():
     result = run_match(ENV, agents.make("mcts", num_simulations=16, evaluator="rollout"),
                        agents.make("random"), jax.random.key(0), 4)
@@ -30,9 +32,11 @@ def test_puct_with_rollouts_beats_random():
 
 @pytest.mark.parametrize("name", ["gumbel", "pure_mcts"])
 def test_search_agents_play_legal_moves(name):
-    states = jax.vmap(ENV.init)(jax.random.split(jax.random.key(1), 4))
+    """(Gumbel with the uniform evaluator: the rollouts are the puct test's and pure MCTS's,
+    and compile a second Faux Go step into the search.)"""
+    states = jax.jit(jax.vmap(ENV.init))(jax.random.split(jax.random.key(1), 4))
     agent = agents.make(name, num_simulations=8,
-                        **({"evaluator": "rollout"} if name == "gumbel" else {})).bind(ENV)
+                        **({"evaluator": "uniform"} if name == "gumbel" else {})).bind(ENV)
     actions, _, info = jax.jit(agent.act_batch)(None, None, states,
                                                 jax.random.split(jax.random.key(2), 4))
     legal = np.asarray(states.legal_action_mask)
@@ -40,22 +44,44 @@ def test_search_agents_play_legal_moves(name):
     assert np.asarray(info["policy"]).shape == (4, ENV.num_actions)
 
 
+@functools.lru_cache(maxsize=None)
+def heuristic_act_batch():
+    """(the heuristic agent's `act_batch` in chunks of 2, jitted, shared by the tests below;
+    the list its traces are counted in)."""
+    agent = agents.make("fauxgo_heuristic", batch_chunk=2).bind(ENV)
+    traces = []
+
+    def act_batch(states, keys):
+        traces.append(None)
+        return agent.act_batch(None, None, states, keys)
+
+    return jax.jit(act_batch), traces
+
+
+BOARDS = 4  # the batch of the tests below: one compiled `act_batch`
+
+
+def stacked(states):
+    return jax.tree.map(lambda *x: np.stack(x), *jax.device_get(states))
+
+
 def test_fauxgo_heuristic_draws_among_the_references_best_moves_in_chunks():
-    """`act_batch` in chunks (`lax.map` with a remainder: 5 boards in chunks of 2) plays,
-    on each board, a move the Python reference puts within 2 points of the best unvetoed
-    one, with the policy uniform over exactly those moves (the pass if all are vetoed)."""
+    """`act_batch` in chunks (`lax.map`: 4 boards in chunks of 2; no remainder, which JAX
+    would compile as a second copy of the agent) plays, on each board, a move the Python
+    reference puts within 2 points of the best unvetoed one, with the policy uniform over
+    exactly those moves (the pass if all are vetoed)."""
     rng = random.Random(4)
     games = []
-    for _ in range(5):
+    for _ in range(BOARDS):
         game = Game(ENV.config.board_size)
         for _ in range(rng.randrange(4, 14)):
             game.play(rng.choice(game.legal_moves()[:-1]))
         games.append(game)
-    states = jax.tree.map(lambda *x: jnp.stack(x), *[
-        ENV.from_board(np.array(g.board()), np.array(g.owners()), g.to_move) for g in games])
-    agent = agents.make("fauxgo_heuristic", batch_chunk=2).bind(ENV)
-    actions, _, info = jax.device_get(jax.jit(agent.act_batch)(
-        None, None, states, jax.random.split(jax.random.key(3), 5)))
+    states = stacked([ENV.from_board(np.array(g.board()), np.array(g.owners()), g.to_move)
+                      for g in games])
+    act_batch, _ = heuristic_act_batch()
+    actions, _, info = jax.device_get(act_batch(states, jax.random.split(jax.random.key(3),
+                                                                         BOARDS)))
     n = ENV.config.board_size
     for game, action, policy in zip(games, actions, info["policy"]):
         totals = {}
@@ -78,17 +104,17 @@ def test_fauxgo_heuristic_is_refused_on_gomoku():
 
 def test_the_heuristic_ai_reads_the_states_komi_through_one_compilation():
     """Its value (tanh of the score margin / N, komi included) follows the state's komi
-    leaf; the jitted act is traced once for every komi."""
-    agent = agents.make("fauxgo_heuristic").bind(ENV)
-    traces = []
-
-    def act(state, key):
-        traces.append(None)
-        return agent.act(None, agent.init(key), state, key)
-
-    act = jax.jit(act)
-    state = ENV.from_board(np.zeros((5, 5))).replace(color=jnp.int8(-1))  # white to move
-    values = [float(act(state.replace(komi=jnp.float32(k)), jax.random.key(0))[2]["value"])
-              for k in (0.0, 2.5, -2.5)]
-    assert values == pytest.approx([0.0, np.tanh(2.5 / 5), np.tanh(-2.5 / 5)], abs=1e-6)
-    assert len(traces) == 1
+    leaf: the empty board, white to move, under four komis in one batch, then four others
+    through the same compilation (no new trace)."""
+    komis = (0.0, 2.5, -2.5, 1.0)
+    assert len(komis) == BOARDS
+    empty = ENV.from_board(np.zeros((5, 5))).replace(color=jnp.int8(-1))  # white to move
+    states = stacked([empty.replace(komi=jnp.float32(k)) for k in komis])
+    act_batch, traces = heuristic_act_batch()
+    values = act_batch(states, jax.random.split(jax.random.key(0), BOARDS))[2]["value"]
+    assert np.asarray(values) == pytest.approx(np.tanh(np.array(komis) / 5), abs=1e-6)
+    traced = len(traces)
+    values = act_batch(states.replace(komi=-states.komi),
+                       jax.random.split(jax.random.key(1), BOARDS))[2]["value"]
+    assert np.asarray(values) == pytest.approx(np.tanh(-np.array(komis) / 5), abs=1e-6)
+    assert len(traces) == traced  # no new trace for other komis

@@ -1,5 +1,5 @@
 """The JAX Faux Go against the pure-Python reference (`fauxgo_reference.py`, written from
-the rules): thousands of random games, move by move, must agree on the legal moves, the
+the rules): a thousand and more random games, move by move, must agree on the legal moves, the
 board, the enclosures, the captures, the end and the result."""
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def replay_and_compare(board_size: int, record, game: int, komi: float = 0.0) ->
     raise AssertionError(f"game {game} did not end within the ply cap")
 
 
-@pytest.mark.parametrize("board_size, num_games, komi", [(5, 2000, 0.0), (7, 100, 0.5)])
+@pytest.mark.slow
+@pytest.mark.parametrize("board_size, num_games, komi", [(5, 1000, 0.0), (7, 100, 0.5)])
 def test_random_games_match_the_reference_move_by_move(board_size, num_games, komi):
     record = random_games(board_size, num_games, seed=board_size, komi=komi)
     totals: dict = {}

@@ -4,7 +4,7 @@ reference checked on them too), then generated positions with threes, fours and 
 planted around a cell in several directions, compared cell by cell.
 
 Every board is 13x13 (the classic cases are padded with empty cells on the right and at the
-bottom, keeping their top and left edges), so each of the two jitted functions compiles once.
+bottom, keeping their top and left edges), so the jitted function of both compiles once.
 """
 
 from __future__ import annotations
@@ -22,12 +22,17 @@ from renju_reference import BLACK, EMPTY, WHITE, forbidden, forbidden_points, pa
 from gomoku_jax.games.gomoku import renju
 
 SIZE = 13
-BATCH = 8  # every call is padded to this many boards, so each function compiles once
+BATCH = 8  # every call is padded to this many boards, so `_both` compiles once
 
-_points = jax.jit(jax.vmap(renju.forbidden_points))
-# every cell of every board, through the one-cell function
-_at = jax.jit(jax.vmap(jax.vmap(renju.forbidden_at, in_axes=(None, 0, None)),
-                       in_axes=(0, None, None)), static_argnums=2)
+
+@jax.jit
+def _both(boards):
+    """(forbidden_points, forbidden_at on every cell: the one-cell function) of a batch of
+    boards, in one program."""
+    n = boards.shape[-1]
+    at = jax.vmap(jax.vmap(renju.forbidden_at, in_axes=(None, 0, None)),
+                  in_axes=(0, None, None))(boards.reshape(len(boards), -1), jnp.arange(n * n), n)
+    return jax.vmap(renju.forbidden_points)(boards), at
 
 
 def jax_forbidden(boards: list) -> tuple[np.ndarray, np.ndarray]:
@@ -37,8 +42,8 @@ def jax_forbidden(boards: list) -> tuple[np.ndarray, np.ndarray]:
     out_p, out_a = [], []
     for i in range(0, len(padded), BATCH):
         arr = jnp.asarray(np.array(padded[i:i + BATCH], np.int8))
-        out_p.append(np.asarray(_points(arr)))
-        at = np.asarray(_at(arr.reshape(len(arr), -1), jnp.arange(n * n), n))
+        points, at = map(np.asarray, _both(arr))
+        out_p.append(points)
         out_a.append(at.reshape(-1, n, n) & (np.asarray(arr) == EMPTY))
     return (np.concatenate(out_p)[:len(boards)], np.concatenate(out_a)[:len(boards)])
 

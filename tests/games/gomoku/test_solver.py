@@ -149,20 +149,27 @@ def makes_four(board, n, k, cell, colour) -> bool:
     return False
 
 
-def brute_vcf(board, n, k, me, plies) -> bool:
-    """`me` to move wins within `plies` by fives and fours only: every empty cell tried."""
-    return any(brute_vcf_move(board, n, k, me, int(m), plies) for m in np.flatnonzero(board == 0))
+def brute_vcf_moves(board, n, k, me, plies, first=False) -> list[int]:
+    """The moves with which `me` (to move) wins within `plies` by fives and fours only:
+    every empty cell tried (`first`: up to the first that wins)."""
+    threats = brute_fives(board, n, k, -me)  # (the same for every move: found once)
+    out = []
+    for m in np.flatnonzero(board == 0):
+        if brute_vcf_move(board, n, k, me, int(m), plies, threats):
+            out.append(int(m))
+            if first:
+                break
+    return out
 
 
-def brute_vcf_move(board, n, k, me, move, plies) -> bool:
+def brute_vcf_move(board, n, k, me, move, plies, threats) -> bool:
     """The VCF rules, from the definitions: a five wins; else the move must block the
-    opponent's only five (none if it has two) and must make a four; then two five cells of
-    `me` win, one is blocked and the VCF goes on."""
+    opponent's only five (`threats`: its five cells; none if it has two) and must make a
+    four; then two five cells of `me` win, one is blocked and the VCF goes on."""
     if makes_line(board, n, k, move, me):
         return True
     if plies < 3:
         return False
-    threats = brute_fives(board, n, k, -me)
     if len(threats) >= 2 or (threats and move != threats[0]):
         return False
     if not makes_four(board, n, k, move, me):
@@ -179,7 +186,7 @@ def brute_vcf_move(board, n, k, me, move, plies) -> bool:
         if makes_line(board, n, k, block, -me):
             return False
         board[block] = -me
-        won = brute_vcf(board, n, k, me, plies - 2)
+        won = bool(brute_vcf_moves(board, n, k, me, plies - 2, first=True))
         board[block] = 0
         return won
     finally:
@@ -191,10 +198,8 @@ VCF_PLIES = (1, 3, 5, 7, 9)
 
 def check_vcf(solver, board, n, k, me):
     for plies in VCF_PLIES:
-        assert solver.vcf_wins_within(board, me, plies) == brute_vcf(board.copy(), n, k, me,
-                                                                     plies), plies
-        expected = [int(m) for m in np.flatnonzero(board == 0)
-                    if brute_vcf_move(board.copy(), n, k, me, int(m), plies)]
+        expected = brute_vcf_moves(board.copy(), n, k, me, plies)
+        assert solver.vcf_wins_within(board, me, plies) == bool(expected), plies
         assert solver.vcf_moves(board, me, plies) == expected, plies
     depth = solver.vcf_depth(board, me, 9)
     assert depth == next((p for p in VCF_PLIES if solver.vcf_wins_within(board, me, p)), None)
@@ -212,7 +217,7 @@ def test_vcf_matches_brute_force_on_deep_positions():
     """Positions the generator labels `fours_7` / `fours_9` on 7x7 (k = 5), where VCFs of
     three and four fours are the point, against the brute force at every depth."""
     from gomoku_jax.games.gomoku import tactics_suite
-    suite = tactics_suite.generate(7, per_category=3, seed=11, max_positions=5_000,
+    suite = tactics_suite.generate(7, per_category=3, seed=12, max_positions=5_000,
                                    categories=tactics_suite.FOURS_CATEGORIES)
     assert len(suite.puzzles) == 6
     solver = Solver(7, 5)

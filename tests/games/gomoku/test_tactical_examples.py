@@ -2,8 +2,8 @@
 
 Every valid example is checked against a brute-force NumPy reference written here: for each
 empty cell, place a stone and ask `positions.winning_colours` (a full-board scan, independent
-of the JAX code) whether it wins, for the side to move and for the opponent. Each config is
-compiled once (module-level cache) and drawn once per key.
+of the JAX code) whether it wins, for the side to move and for the opponent. All configs
+are drawn by one compiled program (module-level cache), once per key.
 """
 
 from __future__ import annotations
@@ -22,22 +22,44 @@ from gomoku_jax.games.protocol import Examples
 
 NUM = 256  # examples per draw; the brute-force check looks at the first CHECKED of them
 CHECKED = 80
+# One board size per rule: each config is a copy of the generator in the compiled program
+# (its cost), and the generator's code is the same for every size (7x7 and k = 4 below).
 CONFIGS = {
     "9-freestyle": GameConfig(9),
-    "15-freestyle": GameConfig(15),
     "9-exact5": GameConfig(9, rule="exact5"),
     "9-caro": GameConfig(9, rule="caro"),
     "9-renju": GameConfig(9, rule="renju"),
 }
 
-_jitted = jax.jit(tactical_examples, static_argnums=(0, 2),
-                  static_argnames=("min_stones", "max_stones"))
+# test_vmap_over_keys_other_k_and_stone_range's draw: 4 keys, 16 examples each.
+VMAP_CONFIG = GameConfig(7, win_length=4)
 
 
 @functools.lru_cache(maxsize=None)
+def _draw_all():
+    """Every draw of this file in one compiled program: (key, vmap_key) -> (the NUM
+    examples of each of CONFIGS for `key`, by name; VMAP_CONFIG's 16 with 0..3 random
+    stones for each of 4 keys split from `vmap_key`)."""
+
+    def run(key, vmap_key):
+        drawn = {name: tactical_examples(config, key, NUM) for name, config in CONFIGS.items()}
+        by_key = jax.vmap(lambda k: tactical_examples(VMAP_CONFIG, k, 16, min_stones=0,
+                                                      max_stones=3))(
+            jax.random.split(vmap_key, 4))
+        return drawn, by_key
+
+    return jax.jit(run)
+
+
+@functools.lru_cache(maxsize=None)
+def draw_all(seed: int = 0):
+    """`_draw_all` for keys `seed` and 3, as NumPy arrays."""
+    return jax.device_get(_draw_all()(jax.random.key(seed), jax.random.key(3)))
+
+
 def draw(name: str, seed: int = 0):
     """The examples of CONFIGS[name] for key `seed`, as NumPy arrays."""
-    return jax.device_get(_jitted(CONFIGS[name], jax.random.key(seed), NUM))
+    return draw_all(seed)[0][name]
 
 
 DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
@@ -112,6 +134,7 @@ def examples(samples, indices):
     return [jax.tree.map(lambda x: x[i], samples) for i in indices]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CONFIGS)
 def test_valid_examples_match_brute_force(name):
     config = CONFIGS[name]
@@ -187,8 +210,8 @@ def test_exact5_examples_include_overlines():
 
 
 def test_deterministic_per_key_and_keys_differ():
-    again = jax.device_get(_jitted(CONFIGS["9-freestyle"], jax.random.key(0), NUM))
-    for a, b in zip(jax.tree.leaves(draw("9-freestyle")), jax.tree.leaves(again)):
+    again = jax.device_get(_draw_all()(jax.random.key(0), jax.random.key(3)))
+    for a, b in zip(jax.tree.leaves(draw_all(0)), jax.tree.leaves(again)):
         np.testing.assert_array_equal(a, b)
     first, other = draw("9-freestyle", 0).state.board, draw("9-freestyle", 1).state.board
     assert np.mean(np.any(first != other, axis=(1, 2))) > 0.9
@@ -197,11 +220,8 @@ def test_deterministic_per_key_and_keys_differ():
 
 
 def test_vmap_over_keys_other_k_and_stone_range():
-    config = GameConfig(7, win_length=4)
-    keys = jax.random.split(jax.random.key(3), 4)
-    fn = jax.jit(jax.vmap(lambda key: tactical_examples(config, key, 16, min_stones=0,
-                                                        max_stones=3)))
-    s = jax.device_get(fn(keys))
+    config = VMAP_CONFIG
+    s = draw_all()[1]
     assert s.policy.shape == (4, 16, 49) and s.state.board.shape == (4, 16, 7, 7)
     flat = jax.tree.map(lambda x: x.reshape(64, *x.shape[2:]), s)
     valid = np.flatnonzero(flat.weight == 1.0)

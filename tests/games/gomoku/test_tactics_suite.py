@@ -17,10 +17,14 @@ from gomoku_jax.eval.puzzles import solve_rates
 from gomoku_jax.games.gomoku import tactics_suite
 from gomoku_jax.games.gomoku.solver import Solver
 
+# The small suite's seed: its 3 puzzles of every category turn up within 209 random
+# positions (the VCF ones are the rare ones: seed 7 took 731).
+SEED = 13
+
 
 @functools.lru_cache(maxsize=None)
 def small_suite() -> tactics_suite.Suite:
-    return tactics_suite.generate(9, per_category=3, seed=7, max_positions=20_000)
+    return tactics_suite.generate(9, per_category=3, seed=SEED, max_positions=20_000)
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +74,7 @@ def test_category_selection():
     of the full generation; `classify` answers None for a category not selected."""
     suite = small_suite()
     found = []  # on_found hears every puzzle kept, as it is found (a progress bar's ticks)
-    fours = tactics_suite.generate(9, per_category=3, seed=7, max_positions=20_000,
+    fours = tactics_suite.generate(9, per_category=3, seed=SEED, max_positions=20_000,
                                    categories=tactics_suite.FOURS_CATEGORIES,
                                    on_found=found.append)
     assert sorted(found) == [p.category for p in fours.puzzles]
@@ -115,10 +119,18 @@ def test_five_and_block_against_the_env(shipped):
 
 
 def test_generate_is_seeded_and_consistent():
+    """The same seed draws the same puzzles: those of the categories that are not VCF ones,
+    drawn again on their own (the VCF ones are test_category_selection's: between them, a
+    second run reproduces every puzzle)."""
     suite = small_suite()
-    again = tactics_suite.generate(9, per_category=3, seed=7, max_positions=20_000)
-    assert [p.id for p in suite.puzzles] == [p.id for p in again.puzzles]
-    assert all(np.array_equal(a.board, b.board) for a, b in zip(suite.puzzles, again.puzzles))
+    others = [c for c in tactics_suite.CATEGORIES if c not in tactics_suite.FOURS_CATEGORIES]
+    again = tactics_suite.generate(9, per_category=3, seed=SEED, max_positions=20_000,
+                                   categories=others)
+    expected = [p for p in suite.puzzles if p.category in others]
+    assert [p.category for p in again.puzzles] == [c for c in others for _ in range(3)]
+    assert [(p.id, p.solutions) for p in again.puzzles] == [(p.id, p.solutions)
+                                                             for p in expected]
+    assert all(np.array_equal(a.board, b.board) for a, b in zip(expected, again.puzzles))
     solver = Solver(9, 5)
     for p in suite.puzzles:
         assert tactics_suite.classify(solver, p.board, p.to_move)[0] == p.category

@@ -100,12 +100,13 @@ def test_no_threats_leave_the_root_alone():
                                              np.asarray(state.legal_action_mask))
 
 
-@pytest.mark.parametrize("category", ["fours_7", "fours_9"])
-def test_search_agent_plays_the_shipped_vcf_puzzles(category):
+def test_search_agent_plays_the_shipped_vcf_puzzles():
     """One simulation is enough: the move comes from the threat search (and without it the
-    same agent misses most of them)."""
+    same agent misses most of them). Eight of each category, in one batch."""
     suite = tactics_suite.default_suite()
-    puzzles = [p for p in suite.puzzles_for_eval() if p[1] == category][:8]
+    puzzles = [p for category in ("fours_7", "fours_9")
+               for p in [p for p in suite.puzzles_for_eval() if p[1] == category][:8]]
+    assert len(puzzles) == 16
     env = suite.env
     agent = registry.make("mcts", num_simulations=1).bind(env)
     states = jax.tree.map(lambda *x: np.stack(x), *[p[2] for p in puzzles])

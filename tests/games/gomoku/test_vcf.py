@@ -182,8 +182,10 @@ def run_batch(boards, attackers, k, rule, config):
     return jax.tree.map(np.asarray, res)
 
 
-SMALL = [(7, 4, "freestyle", (9, 7)), (7, 4, "exact5", (9, 7)),
-         (9, 5, "freestyle", (15, 12)), (9, 5, "exact5", (15, 12))]
+# k = 4 and 5, and both rules; each case compiles two searches (the rules' differences are
+# test_exact5_overline's, and test_vcf_rules.py's for caro and renju).
+SMALL = [(7, 4, "freestyle", (9, 7)), (9, 5, "freestyle", (15, 12)),
+         (9, 5, "exact5", (15, 12))]
 SHORTEST = VCFConfig(max_depth=4, max_nodes=4096, shortest=True)
 DFS = VCFConfig(max_depth=4, max_nodes=4096)
 
@@ -214,10 +216,11 @@ def test_matches_brute_force(n, k, rule, stones, seed):
 def test_found_positions_are_common_enough():
     """The random positions of the brute-force test have VCFs of several depths (else it
     would test little)."""
+    n, k, rule, stones = SMALL[0]
+    boards, atts = random_boards(0, 24, n, k, stones)
     depths = []
-    for n, k, rule, stones in SMALL[:1]:
-        boards, atts = random_boards(0, 24, n, k, stones)
-        depths += list(run_batch(boards, atts, k, rule, SHORTEST).depth)
+    for part in (slice(0, 12), slice(12, 24)):  # the brute-force test's batch: its program
+        depths += list(run_batch(boards[part], atts[part], k, rule, SHORTEST).depth)
     assert {-1, 0, 1} <= set(int(d) for d in depths) and max(depths) >= 2, depths
 
 
@@ -339,7 +342,7 @@ def test_budget_exhaustion():
     assert not r.found and r.exhausted and r.nodes == 2 and r.move == -1
     # No VCF, searched to the end: not exhausted.
     b = put(N, black=[(7, 7), (7, 8), (7, 9)], white=[(7, 6)])
-    r = solve(b, 1, "freestyle", VCFConfig(max_depth=8, max_nodes=64))
+    r = solve(b, 1)
     assert not r.found and not r.exhausted and r.nodes == 2
 
 
@@ -396,7 +399,7 @@ FOUR_MOVE_VCF = [  # a random position, shortest VCF 4 fours (bf_solver_depth ag
 # -- 4. jit + vmap ----------------------------------------------------------------------
 def test_vmap_matches_single():
     n, k, rule = 9, 5, "exact5"
-    boards, atts = random_boards(7, 8, n, k, (15, 12))
+    boards, atts = random_boards(7, 12, n, k, (15, 12))  # the batch of SMALL's: one program
     res = run_batch(boards, atts, k, rule, DFS)
     one = single(k, rule, DFS)
     for i in range(len(boards)):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 import renju_reference
@@ -121,24 +120,42 @@ def random_boards(seed, count, n, k, rule, stones):
                       won=lambda b: bool(ref.winners(b.tolist(), k, rule)))
 
 
-@functools.lru_cache(maxsize=None)
-def batched(k: int, rule: str, config: VCFConfig):
-    return jax.jit(jax.vmap(functools.partial(vcf, win_length=k, rule=rule, config=config)))
-
-
 SHORTEST = VCFConfig(max_depth=3, max_nodes=2048, shortest=True)
-BATCH = 8  # boards per compiled call, hand-made ones too (one compile per rule)
+BATCH = 8  # boards per search call, hand-made ones too
 SMALL = [(7, 4, "caro", (9, 7)), (8, 4, "caro_exact5", (11, 9)),
          (9, 5, "renju", (14, 12))]
+# (n, k) of every rule searched here: SMALL's, and exact5 where renju's forbidden four wins.
+SIZES = {rule: (n, k) for n, k, rule, _ in SMALL} | {"exact5": (9, 5)}
 
 
+@functools.lru_cache(maxsize=None)
+def _search_all():
+    """{rule: (boards int8[BATCH, n, n], attackers)} -> {rule: VCF results}: every rule of
+    SIZES in one compiled program."""
+    def run(inputs):
+        return {rule: jax.vmap(functools.partial(vcf, win_length=SIZES[rule][1], rule=rule,
+                                                 config=SHORTEST))(*inputs[rule])
+                for rule in SIZES}
+
+    return jax.jit(run)
+
+
+def search(rule: str, boards, attackers):
+    """The VCF of BATCH boards under `rule` (SIZES' n and k), through `_search_all` (the
+    other rules search empty boards: no four, nothing to search)."""
+    inputs = {r: (np.zeros((BATCH, n, n), np.int8), np.ones(BATCH, np.int8))
+              for r, (n, _) in SIZES.items()}
+    inputs[rule] = (np.asarray(boards, np.int8), np.asarray(attackers, np.int8))
+    return jax.tree.map(np.asarray, _search_all()(inputs)[rule])
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("n,k,rule,stones", SMALL)
 @settings(max_examples=2, deadline=None)
 @given(seed=st.integers(0, 2 ** 31 - 1))
 def test_matches_brute_force(n, k, rule, stones, seed):
     boards, atts = random_boards(seed, BATCH, n, k, rule, stones)
-    res = jax.tree.map(np.asarray, batched(k, rule, SHORTEST)(jnp.asarray(boards),
-                                                                jnp.asarray(atts)))
+    res = search(rule, boards, atts)
     for i, (b, att) in enumerate(zip(boards, atts)):
         want = bf_depth(b.tolist(), int(att), k, rule, SHORTEST.max_depth)
         assert not res.exhausted[i]
@@ -153,9 +170,9 @@ def board_of(rows: list[str]) -> np.ndarray:
 
 
 def solve(board, att, k, rule):
-    boards = jnp.broadcast_to(jnp.asarray(board), (BATCH,) + board.shape)
-    res = batched(k, rule, SHORTEST)(boards, jnp.full((BATCH,), att, jnp.int8))
-    return jax.tree.map(lambda x: np.asarray(x)[0], res)
+    assert (board.shape[0], k) == SIZES[rule]
+    res = search(rule, np.broadcast_to(board, (BATCH,) + board.shape), np.full(BATCH, att))
+    return jax.tree.map(lambda x: x[0], res)
 
 
 def test_renju_white_four_on_a_forbidden_point_wins():

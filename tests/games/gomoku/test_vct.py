@@ -184,32 +184,47 @@ def _has_line(board: np.ndarray, k: int) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=None)
-def batched(k: int, rule: str, config: VCTConfig):
-    return jax.jit(jax.vmap(functools.partial(vct, win_length=k, rule=rule, config=config)))
-
-
-def run_batch(boards, attackers, k, rule, config):
-    res = batched(k, rule, config)(jnp.asarray(boards), jnp.asarray(attackers))
-    return jax.tree.map(np.asarray, res)
+DEPTH3 = VCTConfig(max_depth=3, max_nodes=20_000)
+FOURS3 = VCFConfig(max_depth=3, max_nodes=4096)
+BOARDS = 12  # one batch shape: one compiled function for every 7x7 batch
 
 
 @functools.lru_cache(maxsize=None)
-def single(k: int, rule: str, config: VCTConfig):
-    return jax.jit(functools.partial(vct, win_length=k, rule=rule, config=config))
+def _small():
+    """(boards int8[BOARDS, 7, 7], attackers) -> the VCT of depth 3 under freestyle and
+    exact5 and the VCF of depth 3 under freestyle, k = 4: every 7x7 search of this file in
+    one compiled program."""
+    def searches(board, att):
+        return {"freestyle": vct(board, att, win_length=4, rule="freestyle", config=DEPTH3),
+                "exact5": vct(board, att, win_length=4, rule="exact5", config=DEPTH3),
+                "fours": vcf(board, att, win_length=4, rule="freestyle", config=FOURS3)}
+
+    return jax.jit(jax.vmap(searches))
+
+
+def run_batch(boards, attackers):
+    return jax.tree.map(np.asarray, _small()(jnp.asarray(boards), jnp.asarray(attackers)))
+
+
+SHORT = VCTConfig(max_depth=2, max_nodes=512)
+THREE = VCTConfig(max_depth=3, max_nodes=32)
+
+
+@functools.lru_cache(maxsize=None)
+def _single():
+    """(board, attacker) -> the VCT of one 15x15 freestyle board under SHORT and under
+    THREE: one compiled function for both."""
+    return jax.jit(lambda board, att: [vct(board, att, win_length=5, rule="freestyle",
+                                           config=config) for config in (SHORT, THREE)])
 
 
 def solve(board, att, config):
-    """One 15x15 freestyle board (one compiled function per config, shared)."""
-    res = single(5, "freestyle", config)(jnp.asarray(board), jnp.int8(att))
+    """One 15x15 freestyle board under `config` (SHORT or THREE)."""
+    res = _single()(jnp.asarray(board), jnp.int8(att))[(SHORT, THREE).index(config)]
     return jax.tree.map(np.asarray, res)
 
 
 # -- 1. against the brute force -------------------------------------------------------
-DEPTH3 = VCTConfig(max_depth=3, max_nodes=20_000)
-BOARDS = 12  # one batch shape: one compiled function per rule
-
-
 @pytest.mark.parametrize("rule", ["freestyle", "exact5"])
 @settings(max_examples=1, deadline=None)
 @given(seed=st.integers(0, 2 ** 31 - 1))
@@ -219,7 +234,7 @@ def test_matches_brute_force(rule, seed):
     n, k = 7, 4
     ref = Ref(n, k, rule == "exact5")
     boards, atts = random_boards(seed, BOARDS, n, k, (4, 14))
-    res = run_batch(boards, atts, k, rule, DEPTH3)
+    res = run_batch(boards, atts)[rule]
     for i, (b, att) in enumerate(zip(boards, atts)):
         flat = [int(x) for x in b.reshape(-1)]
         want = bf_win(ref, flat, int(att), DEPTH3.max_depth)
@@ -240,10 +255,8 @@ def test_wins_by_threes_match_brute_force():
     n, k = 7, 4
     ref = Ref(n, k, False)
     boards, atts = random_boards(5, BOARDS, n, k, (4, 10))
-    res = run_batch(boards, atts, k, "freestyle", DEPTH3)
-    fours = jax.jit(jax.vmap(functools.partial(
-        vcf, win_length=k, rule="freestyle", config=VCFConfig(max_depth=3, max_nodes=4096))))
-    only_fours = np.asarray(fours(jnp.asarray(boards), jnp.asarray(atts)).found)
+    both = run_batch(boards, atts)
+    res, only_fours = both["freestyle"], both["fours"].found
     assert not np.any(only_fours & ~res.found)  # a VCF is a VCT
     by_threes = np.flatnonzero(res.found & ~only_fours)
     assert len(by_threes) >= 2
@@ -253,8 +266,6 @@ def test_wins_by_threes_match_brute_force():
 
 
 # -- 2. against the exact solver, on the shipped suite ---------------------------------------
-SHORT = VCTConfig(max_depth=2, max_nodes=512)
-THREE = VCTConfig(max_depth=3, max_nodes=32)
 
 
 def test_suite_positions_against_solver():

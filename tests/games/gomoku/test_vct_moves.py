@@ -30,6 +30,7 @@ def hook():
     return one
 
 
+@pytest.mark.slow
 def test_plays_the_vct_of_solver_labelled_positions():
     suite = tactics_suite.generate(N, 2, seed=0, categories=["vct"], stones=(8, 24))
     assert len(suite.puzzles) == 2
