@@ -148,6 +148,7 @@ def test_launch_sees_a_later_process_fail_while_the_first_runs(monkeypatch, capf
     codes = iter(["import time; time.sleep(60)", "import sys; sys.exit(3)"])
 
     def popen(command, **kwargs):
+        assert kwargs.pop("preexec_fn") is launch.die_with_parent  # no fork of this process
         return real([sys.executable, "-c", next(codes)], **kwargs)
 
     monkeypatch.setattr(launch.subprocess, "Popen", popen)
