@@ -75,7 +75,9 @@ PR_SET_PDEATHSIG = 1
 
 def die_with_parent() -> None:
     """In a child between fork and exec (`Popen(preexec_fn=...)`): have the kernel SIGKILL
-    it when its parent ends (Linux; elsewhere nothing)."""
+    it when its parent ends (Linux; elsewhere nothing). The kernel watches the thread that
+    forked: the launcher starts its processes from its main thread, which lives as long as
+    it does."""
     if _PRCTL is not None:
         _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)
 
