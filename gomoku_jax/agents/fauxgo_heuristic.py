@@ -7,6 +7,7 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.configs import PositiveInt
@@ -39,7 +40,12 @@ class FauxGoHeuristicAgent(FauxGoHeuristicConfig, Agent):
         return action, agent_state, {"policy": policy, "value": value.astype(jnp.float32)}
 
     def act_batch(self, params, agent_states, states, keys):
-        if keys.shape[0] <= self.batch_chunk:
+        b = keys.shape[0]
+        if b <= self.batch_chunk:
             return super().act_batch(params, agent_states, states, keys)
-        return jax.lax.map(lambda x: self.act(params, *x), (agent_states, states, keys),
-                           batch_size=self.batch_chunk)
+        # A whole number of chunks, the last padded with copies of board 0: `lax.map` would
+        # compile a remainder as a second copy of the whole move.
+        rows = np.concatenate([np.arange(b), np.zeros(-b % self.batch_chunk, np.int32)])
+        padded = jax.tree.map(lambda x: x[rows], (agent_states, states, keys))
+        out = jax.lax.map(lambda x: self.act(params, *x), padded, batch_size=self.batch_chunk)
+        return jax.tree.map(lambda x: x[:b], out)

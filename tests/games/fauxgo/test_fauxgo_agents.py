@@ -118,3 +118,21 @@ def test_the_heuristic_ai_reads_the_states_komi_through_one_compilation():
                        jax.random.split(jax.random.key(1), BOARDS))[2]["value"]
     assert np.asarray(values) == pytest.approx(np.tanh(-np.array(komis) / 5), abs=1e-6)
     assert len(traces) == traced  # no new trace for other komis
+
+
+def test_a_batch_that_is_not_a_whole_number_of_chunks_compiles_one_copy_of_the_move():
+    """5 boards in chunks of 2: padded to 6 (copies of board 0, dropped after), one `scan`
+    over 3 chunks and no vmapped remainder beside it (traced only, nothing compiled); the
+    chunked path's moves are checked against the reference above."""
+    agent = agents.make("fauxgo_heuristic", batch_chunk=2).bind(ENV)
+    states = jax.tree.map(lambda x: np.stack([x] * 5), ENV.init(jax.random.key(0)))
+    keys = jax.random.split(jax.random.key(1), 5)
+    jaxpr = jax.make_jaxpr(lambda s, k: agent.act_batch(None, None, s, k))(states, keys)
+    scans = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
+    assert len(scans) == 1 and scans[0].params["length"] == 3
+    out = jax.eval_shape(lambda s, k: agent.act_batch(None, None, s, k), states, keys)
+    assert out[0].shape == (5,) and out[2]["policy"].shape == (5, ENV.num_actions)
+    # The move itself is traced once: the whole program is about one chunk's, not two.
+    one = jax.make_jaxpr(lambda s, k: agent.act_batch(None, None, s, k))(
+        *jax.tree.map(lambda x: x[:4], (states, keys)))
+    assert len(jaxpr.eqns) <= len(one.eqns) + 10
