@@ -168,9 +168,11 @@ def _one_board(state: State, max_nodes: int, max_depth: int, max_candidates: int
         return results.found[_THEIRS] & ~results.found[_OWN] & ~over
 
     def run(carry):
-        job, results = carry
+        job, results, picks = carry
         own = jax.tree.map(lambda x: x[_OWN], results)
-        picks = picks_of(results)
+        # the candidates follow from the opponent's line: picked once, at the first check
+        picks = jax.lax.cond(job == _REFUTE, lambda r, _: picks_of(r), lambda _, p: p,
+                             results, picks)
         r = jnp.clip(job - _REFUTE, 0, picks.moves.shape[0] - 1)
         refuting = job >= _REFUTE
         job_board = jnp.where(refuting, flat.at[picks.moves[r]].set(me), flat).reshape(n, n)
@@ -181,17 +183,20 @@ def _one_board(state: State, max_nodes: int, max_depth: int, max_candidates: int
             threatened(results) & picks.valid[r] & ~picks.five[r])
         res = jax.lax.cond(needed, search, lambda *_: nothing, job_board, attacker,
                            job == _SHORTEST)
-        return job + 1, jax.tree.map(lambda all_, x: all_.at[job].set(x), results, res)
+        return (job + 1, jax.tree.map(lambda all_, x: all_.at[job].set(x), results, res),
+                picks)
 
     def more(carry):
-        job, results = carry
+        job, results, _ = carry
         return (job < _REFUTE) | ((job < num_jobs) & threatened(results))
 
-    _, results = jax.lax.while_loop(more, run, (jnp.int32(0), results))
+    # no candidates until the first check picks them
+    unpicked = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype),
+                            jax.eval_shape(picks_of, results))
+    _, results, picks = jax.lax.while_loop(more, run, (jnp.int32(0), results, unpicked))
     own, short = (jax.tree.map(lambda x: x[j], results) for j in (_OWN, _SHORTEST))
     checks = jax.tree.map(lambda x: x[_REFUTE:], results)
-    refuted = _kept(collect_refutations(picks_of(results), checks.found, checks.exhausted, a),
-                    legal)
+    refuted = _kept(collect_refutations(picks, checks.found, checks.exhausted, a), legal)
     allowed = jnp.where(threatened(results), refuted, legal)
     long = own.found & (own.depth > 1) & ~over
     move = jnp.where(long & short.found, short.move, own.move)
