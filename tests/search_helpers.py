@@ -226,3 +226,16 @@ def reference_search(name: str, **changes):
                                                    root_mask=m))(
         states, jax.random.key(7), jnp.asarray(mask))
     return algorithm, mask, jax.device_get(out)
+
+
+def assert_same_tree(ours: mctx.Tree, theirs: mctx.Tree):
+    """The same tree, array for array (values to float32 rounding)."""
+    for name in ("node_visits", "parents", "action_from_parent", "children_index",
+                 "children_visits"):
+        np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name), name)
+    for name in ("raw_values", "node_values", "children_prior_logits", "children_values",
+                 "children_rewards", "children_discounts"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(theirs, name), rtol=1e-5,
+                                   atol=1e-6, err_msg=name)
+    for a, b in zip(jax.tree.leaves(ours.embeddings), jax.tree.leaves(theirs.embeddings)):
+        np.testing.assert_array_equal(a, b)

@@ -320,7 +320,7 @@ class AnytimeSearch:
             return tree, win[0], root_mask, tree_loop.used_nodes(tree)[0]
 
         def pick(tree, states, key):
-            return selection.choose_by_visits(_GREEDY, env, states, tree, key)[0]
+            return selection.choose_by_visits(_GREEDY, tree, key)[0]
 
         def make_chunk(size):
             def run(params, tree, states, root_mask, key, index):

@@ -4,8 +4,11 @@ A search algorithm is a frozen dataclass of its knobs (a subclass of `SearchAlgo
 whose `search` method runs it on a batch of env states:
 
     out = algorithm.search(env, evaluator, params, states, key, num_simulations)
+    out = algorithm.search_model(model, params, states, key, num_simulations)
 
-- `env`: any game (`games.protocol.Env`); the search steps it inside the tree.
+- `env`: any game (`games.protocol.Env`); the search steps it inside the tree (the env
+  model, `env_model.EnvModel`). `search_model` searches any model instead (`model.Model`:
+  mctx's root and `recurrent_fn`, e.g. a learned dynamics network).
 - `evaluator(env, params, states, key) -> (logits float32[B, A], value float32[B])`, the
   value for each state's side to move in [-1, 1] (`search.evaluators`).
 - `states`: leaves with a leading batch axis B; `key` is consumed.
@@ -14,7 +17,7 @@ whose `search` method runs it on a batch of env states:
 The fields every algorithm has (defined here) shape what the evaluator says; the rest are
 the algorithm's own. `for_play()` gives the full-strength copy that playing agents use
 (no exploration noise, greedy), while self-play passes its exploration config. Registering
-an algorithm is one line in `search/__init__.py`'s `ALGORITHMS`.
+an algorithm: subclass `SearchAlgorithm`, implement `search_model`, register the class.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import mctx
 
 from gomoku_jax import configs
 from gomoku_jax.configs import NonNegativeInt, PositiveInt, UnitFloat
+from gomoku_jax.search.env_model import EnvModel
 
 PRIOR_SHAPING = ("soft", "hard", "off")
 LOOPS = ("gomoku_jax", "mctx")
@@ -104,17 +108,25 @@ class SearchAlgorithm(abc.ABC):
         if self.symmetry not in SYMMETRY_MODES:
             raise ValueError(f"symmetry must be one of {SYMMETRY_MODES}, got {self.symmetry!r}")
 
-    @abc.abstractmethod
     def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
                num_simulations: int, tree: Optional[mctx.Tree] = None,
                root_mask: Optional[jax.Array] = None) -> SearchOutput:
-        """Search from every state of the batch and choose a move for each (see the module
-        docstring). `tree`: continue from this tree (leaves [B, N, ...], N >= S + 1; its
-        root is `states` wherever its root is visited, e.g. `reuse.reroot`'s), where it
-        has room for the S new nodes; None: a fresh tree of S + 1 nodes. Raises ValueError
-        at trace time when the tree would not fit, or for a tree with `loop="mctx"`.
-        `root_mask` bool[B, A]: restrict the root's candidates to it too (a board where that
-        leaves none keeps its candidates; see `model.root_output`)."""
+        """Search the real game from every state of the batch and choose a move for each:
+        `search_model` over the env model (`env_model.EnvModel(env, evaluator, self,
+        root_mask)`; see the module docstring). `root_mask` bool[B, A]: restrict the root's
+        candidates to it too (a board where that leaves none keeps its candidates)."""
+        return self.search_model(EnvModel(env, evaluator, self, root_mask), params, states,
+                                 key, num_simulations, tree=tree)
+
+    @abc.abstractmethod
+    def search_model(self, model, params: Any, states: Any, key: jax.Array,
+                     num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
+        """Search `model` (a `model.Model`: its `root` and `recurrent_fn`, as mctx's
+        policies take them) from every state of the batch and choose a move for each.
+        `tree`: continue from this tree (leaves [B, N, ...], N >= S + 1; its root is the
+        root's embedding wherever its root is visited, e.g. `reuse.reroot`'s), where it has
+        room for the S new nodes; None: a fresh tree of S + 1 nodes. Raises ValueError at
+        trace time when the tree would not fit, or for a tree with `loop="mctx"`."""
 
     def for_play(self) -> "SearchAlgorithm":
         """The full-strength copy of this config: no exploration noise, greedy."""
@@ -154,19 +166,21 @@ def _memory_limit() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
 
 
-def check_tree_memory(env, states: Any, num_simulations: int,
+def check_tree_memory(model, embedding: Any, num_simulations: int,
                       max_tree_bytes: Optional[int] = None) -> int:
     """Tree bytes for this batch; ValueError if over `max_tree_bytes` (default: half of the
-    device memory). Runs at trace time, on shapes only."""
-    leaves = jax.tree.leaves(states)
+    device memory). `model`: anything with `num_actions` (a model, an env); `embedding`: the
+    root's embeddings (leaves [B, ...]; the env model's are the states). Runs at trace time,
+    on shapes only."""
+    leaves = jax.tree.leaves(embedding)
     batch = leaves[0].shape[0]
     per_state = sum(x.dtype.itemsize * x.size for x in leaves) // batch
-    need = tree_bytes(batch, num_simulations, env.num_actions, per_state)
+    need = tree_bytes(batch, num_simulations, model.num_actions, per_state)
     limit = max_tree_bytes if max_tree_bytes is not None else _memory_limit()
     if need > limit:
         raise ValueError(
             f"the search tree would need about {need / 2**30:.2f} GiB (batch {batch} x "
-            f"{num_simulations + 1} nodes x (24 x {env.num_actions} + {per_state}) bytes) but "
-            f"the limit is {limit / 2**30:.2f} GiB: lower the batch or num_simulations, or "
-            f"raise max_tree_bytes")
+            f"{num_simulations + 1} nodes x (24 x {model.num_actions} + {per_state}) bytes) "
+            f"but the limit is {limit / 2**30:.2f} GiB: lower the batch or num_simulations, "
+            f"or raise max_tree_bytes")
     return need

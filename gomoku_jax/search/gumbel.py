@@ -20,8 +20,9 @@ import jax.numpy as jnp
 import mctx
 
 from gomoku_jax.configs import NonNegativeFloat, NonNegativeInt, PositiveInt
-from gomoku_jax.search import model, selection, tree_loop
+from gomoku_jax.search import selection, tree_loop
 from gomoku_jax.search.base import SearchAlgorithm, SearchOutput, check_tree_memory
+from gomoku_jax.search.model import search_tree
 from gomoku_jax.search.prior import MASKED
 
 
@@ -55,13 +56,11 @@ class Gumbel(SearchAlgorithm):
     def for_play(self) -> "Gumbel":
         return dataclasses.replace(self, gumbel_scale=0.0, sample_plies=0)
 
-    def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int, tree: Optional[mctx.Tree] = None,
-               root_mask: Optional[jax.Array] = None) -> SearchOutput:
-        check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
+    def search_model(self, model, params: Any, states: Any, key: jax.Array,
+                     num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
         k_root, k_gumbel, k_search, k_move = jax.random.split(key, 4)
-        root, allowed = model.root_output(env, evaluator, self, params, states, k_root,
-                                            root_mask)
+        root, allowed = model.root(params, k_root, states)
+        check_tree_memory(model, root.embedding, num_simulations, self.max_tree_bytes)
         q = mctx.qtransform_completed_by_mix_value
         gumbel = self.gumbel_scale * jax.random.gumbel(k_gumbel, root.prior_logits.shape)
         if tree is None:
@@ -73,8 +72,8 @@ class Gumbel(SearchAlgorithm):
                               tree.children_visits[:, tree.ROOT_INDEX], 0)
             root_select, extra = selection.gumbel_root_selection, selection.ReusedGumbelData(
                 root_gumbel=gumbel, root_start_visits=start)
-        tree = model.run(
-            env, evaluator, self, params, root, allowed, k_search, num_simulations,
+        tree = search_tree(
+            model, self, params, root, allowed, k_search, num_simulations,
             functools.partial(selection.gumbel_interior_selection, qtransform=q),
             root_select=functools.partial(
                 root_select, num_simulations=num_simulations,
@@ -92,7 +91,7 @@ class Gumbel(SearchAlgorithm):
         if self.sample_plies > 0:
             sampled = selection.sample_visits(k_move, summary.visit_probs,
                                               jnp.ones(action.shape))
-            early = jax.vmap(env.move_number)(states) < self.sample_plies
+            early = model.move_number(states) < self.sample_plies
             action = jnp.where(early, sampled, action)
         policy = jax.nn.softmax(jnp.where(allowed, root.prior_logits + completed, MASKED))
         return SearchOutput(action, policy.astype(jnp.float32),

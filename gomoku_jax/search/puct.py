@@ -16,8 +16,9 @@ import jax
 import mctx
 
 from gomoku_jax.configs import UnitFloat
-from gomoku_jax.search import model, noise, selection
+from gomoku_jax.search import noise, selection
 from gomoku_jax.search.base import SearchAlgorithm, SearchOutput, VisitSampling, check_tree_memory
+from gomoku_jax.search.model import search_tree
 
 Q_TRANSFORMS = ("alphazero", "parent", "parent_and_siblings", "min_max")
 
@@ -70,21 +71,19 @@ class PUCT(VisitSampling, SearchAlgorithm):
     def for_play(self) -> "PUCT":
         return dataclasses.replace(self, dirichlet_fraction=0.0, greedy=True)
 
-    def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int, tree: Optional[mctx.Tree] = None,
-               root_mask: Optional[jax.Array] = None) -> SearchOutput:
-        check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
+    def search_model(self, model, params: Any, states: Any, key: jax.Array,
+                     num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
         k_root, k_noise, k_search, k_move = jax.random.split(key, 4)
-        root, allowed = model.root_output(env, evaluator, self, params, states, k_root,
-                                            root_mask)
+        root, allowed = model.root(params, k_root, states)
+        check_tree_memory(model, root.embedding, num_simulations, self.max_tree_bytes)
         if self.dirichlet_fraction > 0:
-            alpha = noise.dirichlet_alpha(states.legal_action_mask, self.dirichlet_alpha,
+            alpha = noise.dirichlet_alpha(model.legal_moves(states), self.dirichlet_alpha,
                                           self.adaptive_alpha)
             root = root.replace(prior_logits=noise.add_root_noise(
                 root.prior_logits, allowed, alpha, self.dirichlet_fraction, k_noise))
         select = functools.partial(selection.puct_selection, pb_c_init=self.pb_c_init,
                                    pb_c_base=self.pb_c_base,
                                    qtransform=qtransform(self.q_transform))
-        tree = model.run(env, evaluator, self, params, root, allowed, k_search,
+        tree = search_tree(model, self, params, root, allowed, k_search,
                          num_simulations, select, tree=tree)
-        return selection.visit_output(self, env, states, tree, k_move)
+        return selection.visit_output(self, model, states, tree, k_move)

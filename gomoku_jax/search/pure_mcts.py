@@ -17,8 +17,9 @@ import jax
 import mctx
 
 from gomoku_jax.configs import NonNegativeFloat
-from gomoku_jax.search import model, selection
+from gomoku_jax.search import selection
 from gomoku_jax.search.base import SearchAlgorithm, SearchOutput, VisitSampling, check_tree_memory
+from gomoku_jax.search.model import search_tree
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,14 +46,12 @@ class PureMCTS(VisitSampling, SearchAlgorithm):
     def for_play(self) -> "PureMCTS":
         return dataclasses.replace(self, greedy=True)
 
-    def search(self, env, evaluator, params: Any, states: Any, key: jax.Array,
-               num_simulations: int, tree: Optional[mctx.Tree] = None,
-               root_mask: Optional[jax.Array] = None) -> SearchOutput:
-        check_tree_memory(env, states, num_simulations, self.max_tree_bytes)
+    def search_model(self, model, params: Any, states: Any, key: jax.Array,
+                     num_simulations: int, tree: Optional[mctx.Tree] = None) -> SearchOutput:
         k_root, k_search, k_move = jax.random.split(key, 3)
-        root, allowed = model.root_output(env, evaluator, self, params, states, k_root,
-                                            root_mask)
+        root, allowed = model.root(params, k_root, states)
+        check_tree_memory(model, root.embedding, num_simulations, self.max_tree_bytes)
         select = functools.partial(selection.uct_selection, exploration=self.exploration)
-        tree = model.run(env, evaluator, self, params, root, allowed, k_search,
+        tree = search_tree(model, self, params, root, allowed, k_search,
                          num_simulations, select, tree=tree)
-        return selection.visit_output(self, env, states, tree, k_move)
+        return selection.visit_output(self, model, states, tree, k_move)

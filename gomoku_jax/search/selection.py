@@ -12,6 +12,8 @@ Also here: the Q transforms beyond mctx's, and how a move is drawn from the visi
 
 from __future__ import annotations
 
+from typing import Optional
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -143,11 +145,12 @@ def sample_visits(key: jax.Array, probs: jax.Array, temperature: jax.Array) -> j
     return jax.random.categorical(key, logits / temperature[:, None]).astype(jnp.int32)
 
 
-def choose_by_visits(sampling, env, states, tree: mctx.Tree, key: jax.Array) -> jax.Array:
+def choose_by_visits(sampling, tree: mctx.Tree, key: jax.Array,
+                     move_number: Optional[jax.Array] = None) -> jax.Array:
     """int32[B]: when `sampling.greedy`, a root move that wins the game at once if the
     search found one, else the most visited (ties broken by the higher Q); otherwise a
-    sample ∝ visits^(1/τ) at the move temperature of each state's move number
-    (`VisitSampling`)."""
+    sample ∝ visits^(1/τ) at the move temperature of each root's move number
+    (`VisitSampling`; `move_number` int32[B], needed then)."""
     summary = tree.summary()
     visit_probs = summary.visit_probs
     if sampling.greedy:
@@ -159,15 +162,19 @@ def choose_by_visits(sampling, env, states, tree: mctx.Tree, key: jax.Array) -> 
         decisive = jax.vmap(decisive_children, in_axes=(0, None))(tree, tree.ROOT_INDEX)
         scores = jnp.where(decisive, 1e9, scores)
         return jnp.argmax(scores, axis=-1).astype(jnp.int32)
-    temperature = move_temperature(jax.vmap(env.move_number)(states), sampling.temperature,
+    if move_number is None:
+        raise ValueError("sampling a move at the move temperature needs the roots' "
+                         "move_number")
+    temperature = move_temperature(move_number, sampling.temperature,
                                    sampling.temperature_decay, sampling.temperature_min)
     return sample_visits(key, visit_probs, temperature)
 
 
-def visit_output(sampling, env, states, tree: mctx.Tree, key: jax.Array) -> SearchOutput:
-    """The output of a search that counts visits: the move of `choose_by_visits`, the visit
-    distribution as the policy, the root's value."""
+def visit_output(sampling, model, states, tree: mctx.Tree, key: jax.Array) -> SearchOutput:
+    """The output of a search of `model` from `states` that counts visits: the move of
+    `choose_by_visits`, the visit distribution as the policy, the root's value."""
     summary = tree.summary()
-    return SearchOutput(choose_by_visits(sampling, env, states, tree, key),
+    move_number = None if sampling.greedy else model.move_number(states)
+    return SearchOutput(choose_by_visits(sampling, tree, key, move_number),
                         summary.visit_probs.astype(jnp.float32),
                         summary.value.astype(jnp.float32), tree)

@@ -16,13 +16,15 @@ from search_helpers import (
     REFERENCE,
     REFERENCE_SIMS,
     NoisyEvaluator,
+    assert_same_tree,
     random_tree,
     reference_positions,
     reference_search,
 )
 
 from gomoku_jax import search
-from gomoku_jax.search import model, tree_loop
+from gomoku_jax.search import tree_loop
+from gomoku_jax.search.env_model import EnvModel
 from gomoku_jax.search.evaluators import UniformEvaluator
 
 SIMS = REFERENCE_SIMS
@@ -32,18 +34,6 @@ def positions():
     """(env, states [16]): the reference searches' late positions (games end inside the
     tree: absorbing nodes, discount 0)."""
     return reference_positions()
-
-
-def assert_same_tree(ours: mctx.Tree, theirs: mctx.Tree):
-    for name in ("node_visits", "parents", "action_from_parent", "children_index",
-                 "children_visits"):
-        np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name), name)
-    for name in ("raw_values", "node_values", "children_prior_logits", "children_values",
-                 "children_rewards", "children_discounts"):
-        np.testing.assert_allclose(getattr(ours, name), getattr(theirs, name), rtol=1e-5,
-                                   atol=1e-6, err_msg=name)
-    for a, b in zip(jax.tree.leaves(ours.embeddings), jax.tree.leaves(theirs.embeddings)):
-        np.testing.assert_array_equal(a, b)
 
 
 # Few configs (search_helpers.REFERENCE: the heuristic evaluator is left out, it costs most
@@ -95,9 +85,9 @@ def policy_inputs():
     the noisy evaluator and no shaping (mctx's own policies below)."""
     env, states = positions()
     algorithm = search.make("puct", symmetry="none", prior_shaping="off")
-    root, allowed = jax.jit(lambda s, k: model.root_output(env, NoisyEvaluator(), algorithm,
-                                                           None, s, k))(states, jax.random.key(0))
-    return root, model.recurrent_fn(env, NoisyEvaluator(), algorithm), ~allowed
+    env_model = EnvModel(env, NoisyEvaluator(), algorithm)
+    root, allowed = jax.jit(lambda s, k: env_model.root(None, k, s))(states, jax.random.key(0))
+    return root, env_model.recurrent_fn, ~allowed
 
 
 @pytest.mark.parametrize("policy", ["muzero", "gumbel_muzero"])
