@@ -6,7 +6,7 @@ whole AlphaZero iteration, each jitted, compile time apart, median of `--repeats
     python experiments/bench_train.py --presets quick --measure selfplay_loops \
         --selfplay-batches 64,256,1024 --repeats 2
 
-For every training preset (`gomoku_jax.train.presets.PRESETS`, after the `--set` overrides):
+For every training preset (`gomoku_jax.train.presets_of("alphazero")`, after the `--set` overrides):
   self-play   `selfplay.play` with the preset's network (`AlphaZero.evaluator`) inside its
               search algorithm, B games x T moves x S simulations, the boards sharded as in
               the trainer. positions = B x T, simulations = B x T x S.
@@ -76,12 +76,13 @@ from gomoku_jax.markdown import table as markdown_table
 from gomoku_jax.markdown import write_report
 from gomoku_jax.search.base import LOOPS
 from gomoku_jax.train import replay
+from gomoku_jax.train.algorithms import presets_of
 from gomoku_jax.train.alphazero import learner, selfplay
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
-from gomoku_jax.train.alphazero.presets import PRESETS
 from gomoku_jax.train.alphazero.trainer import AlphaZero
 from gomoku_jax.train.config import override
 
+PRESETS = presets_of("alphazero")  # AlphaZero's presets by name
 DEFAULT_EVAL_BATCHES = (64, 256, 1024)
 DEFAULT_MAX_SECONDS = 300.0
 MATMUL_CALLS = 5

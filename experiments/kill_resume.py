@@ -37,7 +37,7 @@ import numpy as np
 
 from gomoku_jax import compilation_cache, players, progress
 from gomoku_jax.players import run_dir as rd
-from gomoku_jax.train import TRAINERS, checkpoint, failpoints, override, preset, train
+from gomoku_jax.train import ALGORITHMS, checkpoint, failpoints, override, preset, train
 from gomoku_jax.train.driver import TIMING_KEYS
 
 SETS = ("eval.opponents=", "run.checkpoint_every=1")
@@ -60,14 +60,14 @@ class Trial:
 
 
 def config_for(algo: str, iterations: int):
-    return override(preset(TRAINERS[algo].test_preset, algo),
+    return override(preset(ALGORITHMS[algo].test_preset, algo),
                     [*SETS, f"run.iterations={iterations}"])
 
 
 def command(algo: str, iterations: int, run_dir: pathlib.Path) -> list[str]:
     sets = [x for s in (*SETS, f"run.iterations={iterations}") for x in ("--set", s)]
     return [sys.executable, "-m", "gomoku_jax", "train", "--algo", algo, "--preset",
-            TRAINERS[algo].test_preset, "--run-dir", str(run_dir), *sets, "--no-progress"]
+            ALGORITHMS[algo].test_preset, "--run-dir", str(run_dir), *sets, "--no-progress"]
 
 
 def launch(cmd: list[str], log: pathlib.Path, failpoint: Optional[str] = None,
@@ -189,7 +189,7 @@ def run(algos: list[str], iterations: int, kills: int, randoms: int, seed: int,
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algos", default=",".join(sorted(TRAINERS)),
+    parser.add_argument("--algos", default=",".join(sorted(ALGORITHMS)),
                         help="comma-separated training algorithms (default: all)")
     parser.add_argument("--kills", type=int, default=20, help="kills per algorithm")
     parser.add_argument("--random", type=int, default=12,
@@ -208,9 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     algos = [a for a in args.algos.split(",") if a]
-    unknown = sorted(set(algos) - set(TRAINERS))
+    unknown = sorted(set(algos) - set(ALGORITHMS))
     if unknown or not algos:
-        raise SystemExit(f"error: --algos {args.algos}: known are {', '.join(sorted(TRAINERS))}")
+        raise SystemExit(f"error: --algos {args.algos}: known are {', '.join(sorted(ALGORITHMS))}")
     if not 0 <= args.random <= args.kills or args.iterations < 2:
         raise SystemExit("error: needs 0 <= --random <= --kills and --iterations >= 2")
     points = None

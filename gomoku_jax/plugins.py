@@ -1,4 +1,4 @@
-"""Every kind of plug-in by name, through one maker:
+"""Every kind of plug-in by name, through one registrar and one maker:
 
     plugins.make("game", "gomoku", board_size="9")          # GameConfig(board_size=9, ...)
     plugins.make("game", "pgx/connect_four")                # PgxGame(env_id="connect_four")
@@ -6,21 +6,36 @@
     plugins.make("evaluator", "rollout", num_rollouts=8)     # RolloutEvaluator(8)
     plugins.make("agent", "mcts", num_simulations="256")     # SearchAgent(...)
     plugins.make("training algorithm", "alphazero")          # its config
+    plugins.make("training preset", "test", **{"run.iterations": "4"})  # the preset, changed
+    plugins.make("network preset", "tiny", blocks="3")       # NetConfig(blocks=3, ...)
 
-Each kind is a `registry.Registry` (name -> frozen-dataclass class) kept where the kind
-lives: `games.GAMES`, `search.ALGORITHMS`, `agents.evaluator_registry.EVALUATORS`,
-`agents.AGENTS`, `train.ALGORITHMS`. `make` builds the class with the values (text is
-converted to each field's type) and raises ValueError listing the valid kinds, names or
-fields. What it builds is the plug-in's config: a game's spec (`games.from_spec(spec)` is
-its env), an agent, an evaluator, a search algorithm, a training config. The registries are
+    @plugins.register("search algorithm", "wide_puct")       # from a user's module, a
+    @dataclasses.dataclass(frozen=True)                      # notebook cell or another
+    class WidePUCT(PUCT): ...                                # package (docs/plugins.md)
+
+Each kind is a `registry.Registry` (name -> the plug-in itself) kept where the kind lives
+(`_REGISTRIES`): `games.GAMES` (Env classes), `search.ALGORITHMS`,
+`agents.evaluator_registry.EVALUATORS`, `agents.AGENTS` (frozen-dataclass classes),
+`train.ALGORITHMS` (trainer classes), `players.NETWORKS` (Player classes, by network kind),
+`train.PRESETS` and `nets.NET_PRESETS` (config instances). `make` builds the plug-in's config
+with the values (text is converted to each field's type) and raises ValueError listing the
+valid kinds, names or fields: a game's spec (`games.from_spec(spec)` is its env), an agent,
+an evaluator, a search algorithm, a training config, a net config. The registries are
 imported when first asked for, so importing this module costs nothing.
+
+Plug-ins in other installed packages are found through the entry points of the group
+`gomoku_jax.plugins` (each names a module, imported once, lazily, before a name is resolved),
+and `load(module)` (the command line's `--plugin MODULE`) imports one now; see
+`plugin_loading` for what a broken plug-in does.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, Optional
 
+from gomoku_jax import plugin_loading
+from gomoku_jax.plugin_loading import FAILURES, GROUP
 from gomoku_jax.registry import Registry
 
 # kind -> (module, attribute) of its registry.
@@ -29,9 +44,13 @@ _REGISTRIES = {
     "search algorithm": ("gomoku_jax.search", "ALGORITHMS"),
     "evaluator": ("gomoku_jax.agents.evaluator_registry", "EVALUATORS"),
     "agent": ("gomoku_jax.agents.registry", "AGENTS"),
-    "training algorithm": ("gomoku_jax.train", "ALGORITHMS"),
+    "training algorithm": ("gomoku_jax.train.algorithms", "ALGORITHMS"),
+    "network kind": ("gomoku_jax.players.loader", "NETWORKS"),
+    "training preset": ("gomoku_jax.train.config", "PRESETS"),
+    "network preset": ("gomoku_jax.nets.resnet", "NET_PRESETS"),
 }
 KINDS = tuple(_REGISTRIES)
+_MISSING = object()
 
 
 def registry(kind: str) -> Registry:
@@ -44,6 +63,23 @@ def registry(kind: str) -> Registry:
     if isinstance(found, Registry):
         return found
     raise ValueError(f"no {kind} registry: {module} has no {attribute}")
+
+
+def register(kind: str, name: Any = None, implementation: Any = _MISSING) -> Any:
+    """Register a plug-in of `kind` (one of `KINDS`), as a decorator or a call:
+
+        @plugins.register("agent", "first_legal")            # a decorator, with a name
+        @plugins.register("game")                            # a game: under its Spec.id
+        plugins.register("training preset", "nim_test", NimConfig(...))   # a call
+
+    Raises:
+      ValueError: an unknown kind, a name already taken, a config that is not a frozen
+        dataclass, or an implementation the kind refuses (`Registry.register`).
+    """
+    target = registry(kind)
+    if implementation is not _MISSING:
+        return target.register(name, implementation)
+    return target.register(name)  # a decorator (or, given a class as `name`, registered)
 
 
 def names(kind: str) -> list[str]:
@@ -68,3 +104,21 @@ def make(kind: str, name: str, **values: Any) -> Any:
         from gomoku_jax.agents.registry import make as make_agent
         return make_agent(name, **values)
     return registry(kind).make(name, **values)
+
+
+def load(module: str) -> bool:
+    """Import the plug-in module `module` now (`gomoku-jax --plugin MODULE`); False (and a
+    warning on stderr naming it) when its import fails."""
+    return plugin_loading.load_module(module)
+
+
+def sources(kind: Optional[str] = None) -> dict[str, dict[str, str]]:
+    """{kind: {name: where it came from}} over every kind (or `kind` alone): "gomoku_jax"
+    (the package), "entry point gomoku_jax.plugins: NAME = MODULE", "--plugin MODULE" or
+    "module M" (a user's module; a notebook's is `__main__`)."""
+    kinds = KINDS if kind is None else (registry(kind).kind,)
+    return {k: {n: registry(k).origin(n) for n in registry(k).names()} for k in kinds}
+
+
+__all__ = ["FAILURES", "GROUP", "KINDS", "load", "make", "names", "register", "registry",
+           "sources"]

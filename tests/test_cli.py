@@ -17,7 +17,7 @@ def test_help_lists_subcommands(capsys):
     assert e.value.code == 0
     out = capsys.readouterr().out
     names = ["bench", "demo", "pbrain", "arena", "tournament", "tactics", "play", "export",
-             "train", "launch", "compare"]
+             "train", "launch", "compare", "plugins"]
     assert [name for name, *_ in cli.SUBCOMMANDS] == names
     for name, _, help_text, _ in cli.SUBCOMMANDS:
         assert name in out and help_text.split()[0] in out

@@ -15,7 +15,8 @@ PACKAGE = pathlib.Path(__file__).parent.parent / "gomoku_jax"
 
 # Layers, bottom up: a module may import modules of its own layer or below.
 LAYERS = {
-    "configs": 0, "registry": 0, "markdown": 0, "compilation_cache": 0, "progress": 0,
+    "configs": 0, "registry": 0, "plugin_loading": 0, "markdown": 0, "compilation_cache": 0,
+    "progress": 0,
     "distributed": 0,
     "games": 0,
     "nets": 1, "search": 2, "agents": 3, "eval": 4, "players": 4, "train": 5,

@@ -1,6 +1,6 @@
 """Plug-ins by name: one `Registry` shape for every kind (games, search algorithms,
-evaluators, agents, training algorithms) and one maker, `gomoku_jax.plugins.make`. No jit:
-only configs are built."""
+evaluators, agents, training algorithms, network kinds, presets) and one maker,
+`gomoku_jax.plugins.make`. No jit: only configs are built."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from gomoku_jax.registry import Registry
 from gomoku_jax.search.evaluators import RolloutEvaluator
 
 KINDS = plugins.KINDS
+MAKE_KINDS = tuple(k for k in KINDS if k != "network kind")  # a network kind has no config
 
 # kind -> (name, field, text, the value the text stands for) and (name, field, a bad value)
 TEXT = {
@@ -27,6 +28,8 @@ TEXT = {
     "evaluator": ("rollout", "num_rollouts", "8", 8),
     "agent": ("mcts", "num_simulations", "256", 256),
     "training algorithm": ("alphazero", "run.iterations", "3", 3),
+    "training preset": ("test", "run.iterations", "3", 3),
+    "network preset": ("tiny", "blocks", "3", 3),
 }
 BAD = {
     "game": ("gomoku", "board_size", "3"),
@@ -34,6 +37,8 @@ BAD = {
     "evaluator": ("rollout", "num_rollouts", "0"),
     "agent": ("mcts", "num_simulations", "many"),
     "training algorithm": ("alphazero", "run.iterations", "0"),
+    "training preset": ("test", "run.iterations", "0"),
+    "network preset": ("tiny", "channels", "0"),
 }
 
 
@@ -44,24 +49,39 @@ def get(config, dotted: str):
 
 
 def test_the_kinds():
-    assert KINDS == ("game", "search algorithm", "evaluator", "agent", "training algorithm")
+    assert KINDS == ("game", "search algorithm", "evaluator", "agent", "training algorithm",
+                     "network kind", "training preset", "network preset")
     with pytest.raises(ValueError, match=re.escape(f"kinds: {list(KINDS)}")):
         plugins.make("opponent", "random")
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", MAKE_KINDS)
 def test_every_name_builds_with_its_defaults(kind):
     registry = plugins.registry(kind)
     assert isinstance(registry, Registry) and registry.kind == kind and len(registry) > 0
     for name in registry.names():
         built = plugins.make(kind, name)
-        cls = registry[name]
+        config = registry.config(name)  # a class, or a preset's instance
+        cls = config if isinstance(config, type) else type(config)
         assert type(built) is cls and dataclasses.is_dataclass(built)
-        assert built == cls(), name  # the defaults, and built the same way twice
+        assert built == (cls() if config is cls else config), name  # the defaults
         hash(built)  # a static jit argument
 
 
-@pytest.mark.parametrize("kind", KINDS)
+def test_the_registries_hold_the_implementations():
+    """Games hold their Env class, training algorithms their trainer, network kinds their
+    Player class, presets their config; each builds its config."""
+    assert games.GAMES["gomoku"] is type(gomoku_jax.make("gomoku"))
+    assert games.GAMES.config("gomoku") is games.spec_class("gomoku")
+    trainer = plugins.registry("training algorithm")["gmo"]
+    assert plugins.registry("training algorithm").config("gmo") is trainer.Config
+    assert plugins.registry("network kind")["gmo"].kind == "gmo"
+    with pytest.raises(ValueError, match="has no config"):
+        plugins.make("network kind", "gmo")
+    assert all(o == "gomoku_jax" for o in plugins.sources("game")["game"].values())
+
+
+@pytest.mark.parametrize("kind", MAKE_KINDS)
 def test_an_unknown_name_lists_the_names(kind):
     names = plugins.names(kind)
     with pytest.raises(ValueError, match=re.escape(f"unknown {kind} 'oracle'; available: "
@@ -71,7 +91,7 @@ def test_an_unknown_name_lists_the_names(kind):
         plugins.registry(kind)["oracle"]  # a ValueError, not a KeyError
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", MAKE_KINDS)
 def test_an_unknown_field_lists_the_fields(kind):
     name = TEXT[kind][0]
     fields = plugins.registry(kind).fields(name)
@@ -80,14 +100,14 @@ def test_an_unknown_field_lists_the_fields(kind):
         plugins.make(kind, name, colour="red")
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", MAKE_KINDS)
 def test_text_is_converted_to_the_fields_type(kind):
     name, field, text, value = TEXT[kind]
     built = plugins.make(kind, name, **{field: text})
     assert get(built, field) == value and type(get(built, field)) is type(value)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", MAKE_KINDS)
 def test_a_bad_value_is_a_value_error_naming_the_field(kind):
     name, field, bad = BAD[kind]
     with pytest.raises(ValueError, match=field.split(".")[-1]):
@@ -187,3 +207,13 @@ def test_registry_shape():
         registry.register("loose", dataclasses.make_dataclass("Loose", []))
     with pytest.raises(ValueError, match="frozen dataclass"):
         registry.register("instance", Knob(1))
+
+
+def test_every_training_algorithm_has_its_default_and_test_presets():
+    """Importing the package registers each algorithm's presets (its trainer module imports
+    them): `train --preset` and the tests' `test_preset` find them by name."""
+    from gomoku_jax import train
+
+    for name, trainer in train.ALGORITHMS.items():
+        for preset in (trainer.default_preset, trainer.test_preset):
+            assert train.PRESETS[preset].algo == name, (name, preset)

@@ -2,7 +2,7 @@
 persistent cache and `trainer_for` serve the rest): AlphaZero's is the session's
 `trained_run` (conftest), GMO's its test preset.
 
-    override(preset(TRAINERS[algo].test_preset, algo), [*ALGO_SETS[algo], ...])
+    override(preset(ALGORITHMS[algo].test_preset, algo), [*ALGO_SETS[algo], ...])
 
 What a test changes on top is the host's (eval.*, run.*: the arena, the length and the
 checkpoints of a run), not what the iteration computes.

@@ -19,8 +19,9 @@ plays only some games says so in `games` (env ids), so binding it elsewhere is a
 
 An agent's fields are its config, checked against their annotations (`configs.validate`,
 called here in `__post_init__`; a subclass's `__post_init__` calls this one first, then
-checks what types can't say). Adding an algorithm: write its dataclass in a module of this
-package and add one line to `AGENTS` in `gomoku_jax/agents/registry.py`.
+checks what types can't say). Adding an agent: write its dataclass in a module and register
+it, `AGENTS.register(name, cls)` in `gomoku_jax/agents/registry.py` (from outside the
+package: `gomoku_jax.plugins.register("agent", name)`, docs/plugins.md).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ class Agent(abc.ABC):
 
     name: ClassVar[str] = "agent"
     games: ClassVar[Optional[tuple[str, ...]]] = None  # env ids it can play; None: any
+    # The kinds of trained network (`players.NETWORKS`) it plays with, given a run's
+    # `--checkpoint` (a search agent: a policy-value network as its evaluator); (): none.
+    network_kinds: ClassVar[tuple[str, ...]] = ()
 
     env: Optional[Env] = None
 

@@ -4,9 +4,9 @@
 `EVALUATORS` is the evaluators' `Registry`: a name -> the evaluator's frozen-dataclass class,
 whose fields are its options (`EVALUATORS.make("rollout", num_rollouts="8")`). The generic
 ones come from `search.evaluators`; a game's own plug in here by name with the env ids they
-evaluate (their `games`). Two names are not classes: "auto", the game's preferred evaluator
-at its defaults, and "network" resolves to `NetworkEvaluator` on the network an agent is
-given (its `network` field).
+evaluate (their `games`). Two names are not classes: "auto", the game's preferred
+evaluator (its spec's `preferred_evaluator`) at its defaults, and "network" resolves to
+`NetworkEvaluator` on the network an agent is given (its `network` field).
 """
 
 from __future__ import annotations
@@ -21,16 +21,13 @@ from gomoku_jax.search.evaluators import NetworkEvaluator, RolloutEvaluator, Uni
 
 AUTO, NETWORK = "auto", "network"
 
-# One line per evaluator: name -> its config class (a frozen dataclass; fields: its options).
-EVALUATORS = Registry("evaluator", {
-    NETWORK: NetworkEvaluator,
-    "rollout": RolloutEvaluator,
-    "uniform": UniformEvaluator,
-    "heuristic": HeuristicEvaluator,  # Gomoku's
-})
-
-# The evaluator "auto" means in each game (others: random rollouts).
-PREFERRED = {"gomoku": "heuristic"}
+# name -> its config class (a frozen dataclass; fields: its options), registered as every
+# plug-in is (`EVALUATORS.register(name, cls)`, or `gomoku_jax.plugins.register("evaluator")`).
+EVALUATORS = Registry("evaluator")
+EVALUATORS.register(NETWORK, NetworkEvaluator)
+EVALUATORS.register("rollout", RolloutEvaluator)
+EVALUATORS.register("uniform", UniformEvaluator)
+EVALUATORS.register("heuristic", HeuristicEvaluator)  # Gomoku's
 
 
 def names() -> list[str]:
@@ -39,10 +36,11 @@ def names() -> list[str]:
 
 
 def resolve(name: str, env: Optional[Env]) -> str:
-    """The evaluator name `name` stands for in `env` ("auto" -> the game's preferred one)."""
+    """The evaluator name `name` stands for in `env` ("auto" -> the game's preferred one,
+    its spec's `preferred_evaluator`)."""
     if name != AUTO:
         return name
-    return PREFERRED.get(env.id, "rollout") if env is not None else AUTO
+    return env.spec.preferred_evaluator if env is not None else AUTO
 
 
 def _at_defaults(config: Any) -> bool:

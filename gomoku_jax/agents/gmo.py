@@ -119,6 +119,7 @@ class GMOAgent(GMOConfig, Agent):
     """Seed 002's GMO (the module doc); fields: `GMOConfig`'s plus `init_seed`."""
 
     name = "gmo"
+    network_kinds = ("gmo",)  # a GMO run's encoders and value net
 
     init_seed: int = 0
 

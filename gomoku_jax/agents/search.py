@@ -33,6 +33,8 @@ class _EvaluatorAgent(BatchedAgent):
     rollouts; "network" evaluates with `network` (its params are the agent's params);
     neither takes an evaluator_config."""
 
+    network_kinds = ("policy_value",)  # as its evaluator (evaluator="network")
+
     evaluator: str = "auto"
     evaluator_config: Optional[Any] = None
     network: Optional[Callable] = None

@@ -1,5 +1,10 @@
 """The `gomoku-jax` command line (also `python -m gomoku_jax`): one module per subcommand,
-each with `build_parser(parser)` and `main(args)`."""
+each with `build_parser(parser)` and `main(args)`.
+
+`--plugin MODULE` (before the subcommand, repeatable) imports a module of plug-ins first, so
+every subcommand (and its `--help`) sees what it registers; the installed packages'
+plug-ins (entry points of the group `gomoku_jax.plugins`) are found without it
+(docs/plugins.md)."""
 
 from __future__ import annotations
 
@@ -34,7 +39,28 @@ SUBCOMMANDS = (
     ("compare", "gomoku_jax.cli.compare",
      "training arms x seeds under one budget, rated on one Elo scale: learning curves",
      True),
+    ("plugins", "gomoku_jax.cli.plugins",
+     "every registered game, search algorithm, agent, ... and where it came from", False),
 )
+
+
+def add_plugin_argument(parser: argparse.ArgumentParser) -> None:
+    """The global `--plugin MODULE` flag (repeatable)."""
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first: the plug-ins it registers (games, search "
+                             "algorithms, agents, ...) are then usable by name (repeatable)")
+
+
+def load_plugins(argv: Optional[Sequence[str]]) -> None:
+    """Import the `--plugin` modules of `argv` (before the subcommands' parsers are built,
+    whose choices and defaults may name them); a module that fails is a warning."""
+    from gomoku_jax import plugins
+
+    early = argparse.ArgumentParser(add_help=False)
+    add_plugin_argument(early)
+    known, _ = early.parse_known_args(argv)
+    for module in known.plugin:
+        plugins.load(module)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "games next to it.")
     parser.add_argument("--no-compilation-cache", action="store_true",
                         help="don't use JAX's persistent compilation cache")
+    add_plugin_argument(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module_name, help_text, cache in SUBCOMMANDS:
         module = importlib.import_module(module_name)
@@ -56,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    load_plugins(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     if args.cache and not args.no_compilation_cache:
         from gomoku_jax import compilation_cache

@@ -30,11 +30,10 @@ from gomoku_jax.agents.specs import network_agent as specs_network_agent
 from gomoku_jax.games.gomoku.config import RULES, GameConfig
 from gomoku_jax.io.pbrain import PbrainEngine
 from gomoku_jax.io.player import DEFAULT_MAX_NODES
-from gomoku_jax.players.defaults import DEFAULT_AGENTS
 
 # The default engine's agent on the board sizes the shipped network does not play (the
-# default of every Gomoku config but the shipped network's: `players.defaults`).
-DEFAULT_AGENT = DEFAULT_AGENTS["gomoku"]
+# default of every Gomoku config but the shipped network's: `GameConfig.default_agent`).
+DEFAULT_AGENT = GameConfig.default_agent
 
 if TYPE_CHECKING:
     from gomoku_jax.players import Player

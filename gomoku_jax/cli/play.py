@@ -24,12 +24,12 @@ import ipaddress
 import sys
 from typing import Optional
 
-from gomoku_jax.web.seats import PLAYABLE
+from gomoku_jax.web.seats import playable
 
 
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
     parser = parser or argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--game", choices=sorted(PLAYABLE), default="gomoku",
+    parser.add_argument("--game", choices=sorted(playable()), default="gomoku",
                         help="the game the page opens with (default %(default)s)")
     parser.add_argument("--agent", metavar="SPEC",
                         help="an agent spec (e.g. heuristic, mcts:num_simulations=400, "

@@ -19,10 +19,9 @@ the positions of another agent's games, or of an AlphaZero run's replay buffer):
 
 Every run directory gets config.json, metrics.jsonl, orbax checkpoints and summary.json
 (the final arena results per opponent and the wall time); the arena table is printed at
-the end. Presets: quick (9×9 on a CPU, minutes), fauxgo (Faux Go 9×9 on a CPU), gomoku15
-(15×15, seed 001's net, GPU), seed (seed 001's schedule as written), test (tiny, for the
-test suite); for --algo gmo: gmo_quick (9×9 four in a row on a CPU, minutes), gmo_fauxgo
-(Faux Go 9×9 on a CPU), gmo_gpu (15×15 on a GPU), gmo_test (tiny).
+the end. Progress goes to stderr: a bar on a terminal, else (a log file, a pipe, CI) a
+plain line at the first iteration, then at most one every few seconds, and one at the end;
+`--no-progress` turns both off.
 """
 
 from __future__ import annotations
@@ -37,14 +36,26 @@ from typing import Optional
 from gomoku_jax import distributed, progress
 from gomoku_jax.players.run_dir import run_algo
 from gomoku_jax.train import algorithms
-from gomoku_jax.train.config import RESUMABLE, override, resumable, valid_keys
+from gomoku_jax.train.config import PRESETS, RESUMABLE, override, resumable, valid_keys
+
+
+def presets_text() -> str:
+    """The presets of every registered training algorithm, one line each with the note it
+    was registered with, for `--help`."""
+    lines = ["Presets (--preset NAME):"]
+    for algo, cls in sorted(algorithms.ALGORITHMS.items()):
+        lines.append(f"  --algo {algo} (default preset {cls.default_preset}):")
+        lines += [f"    {name:<14} {PRESETS.note(name)}".rstrip()
+                  for name in algorithms.presets_of(algo)]
+    return "\n".join(lines)
 
 
 def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
     parser = parser or argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.description = f"{(parser.description or '').rstrip()}\n\n{presets_text()}"
     defaults = ", ".join(f"{cls.default_preset} for {name}"
-                         for name, cls in sorted(algorithms.TRAINERS.items()))
+                         for name, cls in sorted(algorithms.ALGORITHMS.items()))
     parser.add_argument("--algo", choices=sorted(algorithms.ALGORITHMS),
                         help=f"the training algorithm (default: {algorithms.DEFAULT_ALGORITHM}; "
                              f"with --resume: the run's own; with a preset: the preset's)")
@@ -84,7 +95,7 @@ def _algo(args: argparse.Namespace) -> str:
     algo = algo or owner or algorithms.DEFAULT_ALGORITHM
     if args.preset is not None and owner != algo:
         raise ValueError(f"--preset {args.preset} is not a preset of --algo {algo}; its "
-                         f"presets: {', '.join(sorted(algorithms.algorithm(algo).PRESETS))}")
+                         f"presets: {', '.join(sorted(algorithms.presets_of(algo)))}")
     if saved is not None and saved != algo:
         raise ValueError(f"{args.run_dir} holds a run of --algo {saved}, not {algo}: use "
                          f"another run directory, or --resume to continue that run")

@@ -20,25 +20,20 @@ import math
 import re
 from typing import Any, Optional
 
-from gomoku_jax import configs
+from gomoku_jax import configs, games
 from gomoku_jax.train import algorithms
 from gomoku_jax.train.config import override
 
 BUDGET_KINDS = ("iterations", "seconds")
 # The keys the comparison sets on every run (an arm that set them would break equal budgets).
 OWNED_KEYS = ("run.seed", "run.iterations", "run.checkpoint_every", "run.keep_checkpoints")
-# The reference pool of a game: weak, middling and strong fixed agents (the first rated 0).
-DEFAULT_REFERENCES = {
-    "gomoku": ("random", "heuristic", "mcts:num_simulations=32"),
-    "fauxgo": ("random", "fauxgo_heuristic", "pure_mcts:num_simulations=64"),
-}
-FALLBACK_REFERENCES = ("random", "pure_mcts:num_simulations=64")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
 
 def default_references(game_id: str) -> tuple[str, ...]:
-    """The reference agents of `game_id` (`DEFAULT_REFERENCES`, else random and pure MCTS)."""
-    return DEFAULT_REFERENCES.get(game_id, FALLBACK_REFERENCES)
+    """The reference pool of game `game_id`: weak, middling and strong fixed agents (the
+    first rated 0), its spec's `references` (by default random and pure MCTS)."""
+    return tuple(games.spec_class(game_id).references)
 
 
 @dataclasses.dataclass(frozen=True)

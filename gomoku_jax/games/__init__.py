@@ -10,10 +10,18 @@ checks every env passes, and `gomoku/` for Gomoku.
 
 from gomoku_jax.games import symmetry
 from gomoku_jax.games.auto_reset import auto_reset
-from gomoku_jax.games.protocol import Env, Examples, GameSpec, is_over, reward_of
+from gomoku_jax.games.protocol import Env, Examples, FieldInfo, GameSpec, is_over, reward_of
 from gomoku_jax.games.random_play import random_legal_action
-from gomoku_jax.games.registry import GAMES, from_spec, make, make_spec, spec_class
+from gomoku_jax.games.registry import (
+    GAMES,
+    env_class,
+    from_spec,
+    make,
+    make_spec,
+    register,
+    spec_class,
+)
 
-__all__ = ["Env", "Examples", "GAMES", "GameSpec", "auto_reset", "from_spec", "is_over",
-           "make", "make_spec", "random_legal_action", "reward_of", "spec_class",
-           "symmetry"]
+__all__ = ["Env", "Examples", "FieldInfo", "GAMES", "GameSpec", "auto_reset", "env_class",
+           "from_spec", "is_over", "make", "make_spec", "random_legal_action", "register",
+           "reward_of", "spec_class", "symmetry"]

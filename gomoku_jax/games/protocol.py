@@ -37,6 +37,14 @@ Optional hooks, each with a default here that a game overrides when it has somet
     default_openings()     start positions for fair matches, as action sequences
     synthetic_examples(key, num)  generated training positions (Gomoku's tactical examples)
     to_text / to_svg / action_to_text / from_moves   rendering and construction
+    for_people()           the env that plays people (Gomoku: its opening rule); self
+    host_masks(state)      (legal, forbidden) of a host state, for the web UI: Gomoku's
+                           renju marks black's forbidden points; the legal mask by default
+    forbidden_note         what a forbidden cell is, in words
+
+and on the `GameSpec`, class attributes the layers above read instead of tables by game id
+(the default agent and evaluator, which fields a person chooses in the web UI and how they
+are presented: `playable`, `traced`, `title`, `field_info`).
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
-from typing import Any, NamedTuple, Optional, Sequence
+from typing import Any, ClassVar, Mapping, NamedTuple, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -71,6 +79,26 @@ class Examples(NamedTuple):
 
 
 @dataclasses.dataclass(frozen=True)
+class FieldInfo:
+    """How the web UI presents one of a spec's `playable` fields (`GameSpec.field_info`);
+    every part is optional. The control's kind, bounds and default come from the field
+    itself: an int or float field is a number input within its `Annotated[..., Bounds(low,
+    high)]`, a str field with `choices` a selector, any other str field a text input.
+
+    label: the control's label (default: the field's name, "board_size" -> "Board size").
+    note: one line for people under the control.
+    step: a number input's step (default: 1 for an int, any value for a float).
+    choices: a str field's values in the order offered, each with a one-line note
+      ({value: note}); the spec's own validation still decides what it accepts.
+    """
+
+    label: Optional[str] = None
+    note: Optional[str] = None
+    step: Optional[float] = None
+    choices: Optional[Mapping[str, str]] = None
+
+
+@dataclasses.dataclass(frozen=True)
 class GameSpec:
     """A game's static, JSON-serialisable configuration; `games.from_spec(spec)` builds the
     env. Subclasses are frozen dataclasses with a class attribute `id` (the name the game is
@@ -78,9 +106,46 @@ class GameSpec:
     same env, which is how training configs and checkpoints name their game. Fields are
     checked against their annotations (`configs.validate`); a subclass's `__post_init__`
     calls this one, then checks what types can't say.
+
+    The class attributes below are the game's defaults for the layers above it (what a
+    layer asks of any game instead of keeping a table by game id); a game overrides those
+    it has something better for. They are class attributes, not fields: no config holds
+    them.
     """
 
     id = "game"
+    """The name the game is registered under (`games.GAMES`, `games.make(id)`)."""
+
+    preferred_evaluator: ClassVar[str] = "rollout"
+    """The evaluator an agent's `evaluator="auto"` means in this game (an
+    `agents.evaluator_registry.EVALUATORS` name; Gomoku: its heuristic)."""
+
+    default_agent: ClassVar[str] = "mcts"
+    """The agent spec that plays this game by default (pbrain, the web UI, tactics) where the
+    shipped network does not (`players.default_agent_spec`)."""
+
+    playable: ClassVar[Optional[tuple[str, ...]]] = None
+    """The spec fields a person chooses in the web UI (the rest, e.g. Gomoku's observation
+    planes, are the network's or the defaults): two specs that agree on them are the same
+    game for a person. None: the web UI does not offer the game."""
+
+    title: ClassVar[Optional[str]] = None
+    """The game's name for people (the web UI's game selector); None: its `id`."""
+
+    field_info: ClassVar[Mapping[str, FieldInfo]] = {}
+    """How the web UI presents `playable` fields, by field name (`FieldInfo`: a label, a
+    note, a number's step, a str field's choices with their notes). Default: none, so each
+    field gets a label from its name and the control of its type and `Bounds`. A bound that
+    depends on another field (Gomoku's win_length <= board_size) stays with the spec's own
+    validation, whose ValueError the web UI reports."""
+
+    traced: ClassVar[tuple[str, ...]] = ()
+    """Spec fields that are leaves of the game's state (set on a game's initial state), not
+    part of its compiled program: one compiled web-UI seat serves every value (Faux Go's
+    komi)."""
+
+    references: ClassVar[tuple[str, ...]] = ("random", "pure_mcts:num_simulations=64")
+    """The agent specs `compare` rates a comparison's runs against by default."""
 
     def __post_init__(self):
         configs.validate(self, "game")
@@ -247,6 +312,34 @@ class Env(abc.ABC):
     def to_svg(self, state: State, **kwargs) -> Optional[str]:
         """An SVG picture of one state, or None when the game has no SVG renderer."""
         return None
+
+    # ------------------------------------------------------------------ play with people
+
+    def for_people(self) -> "Env":
+        """The env that plays people (the web UI): the same game (the same spec, rules and
+        observation) with whatever hooks suit play against a person, e.g. Gomoku's
+        `OpeningGomoku`, whose search prior follows the engines' opening rule (the centre on
+        the empty board, then near the stones). Calling it on its result returns an equal
+        env. Default: `self`."""
+        return self
+
+    def host_masks(self, state: State) -> tuple[np.ndarray, np.ndarray]:
+        """(legal, forbidden), NumPy bool[A] each, of one host (NumPy) `state`, for the
+        programs that play people (the web UI, once per position, outside `jit`): `legal`
+        equals `state.legal_action_mask`; `forbidden` marks the cells that mask leaves out
+        by a rule a person should see (Gomoku under renju: black's forbidden points, with
+        black to move and the game on), drawn on the board and named in a refused move's
+        message (`forbidden_note`). A game whose mask is costly to read from a host state
+        computes both here with compiled code. Default: the state's mask, nothing
+        forbidden."""
+        legal = np.asarray(state.legal_action_mask, bool)
+        return legal, np.zeros_like(legal)
+
+    @property
+    def forbidden_note(self) -> str:
+        """What a cell of `host_masks`'s `forbidden` is, as a noun phrase for people ("<move>
+        is <note>"); Gomoku under renju names the rule. Default: a generic phrase."""
+        return "a move the rules forbid here"
 
     def from_moves(self, moves: Sequence[int], key: Optional[jax.Array] = None) -> State:
         """The state after playing `moves` (actions) from `init(key)`, checked on the host:

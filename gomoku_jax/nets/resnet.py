@@ -30,6 +30,7 @@ from flax import nnx
 from gomoku_jax import configs
 from gomoku_jax.configs import NonNegativeInt, PositiveInt
 from gomoku_jax.nets import conv
+from gomoku_jax.registry import Registry
 
 DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 
@@ -62,12 +63,14 @@ class NetConfig:
             raise ValueError(f"net.bn_momentum must be in [0, 1), got {self.bn_momentum!r}")
 
 
-NET_PRESETS = {
-    "tiny": NetConfig(blocks=2, channels=16),
-    "small": NetConfig(blocks=4, channels=32),
-    "medium": NetConfig(blocks=6, channels=64),
-    "seed": NetConfig(blocks=10, channels=128),
-}
+# Network presets: name -> a `NetConfig`, registered as every plug-in is
+# (`NET_PRESETS.register(name, config)`, or `gomoku_jax.plugins.register("network preset",
+# name, config)`); `NET_PRESETS.make("small", blocks="3")` is the preset with `blocks` 3.
+NET_PRESETS = Registry("network preset", instances=True)
+NET_PRESETS.register("tiny", NetConfig(blocks=2, channels=16))
+NET_PRESETS.register("small", NetConfig(blocks=4, channels=32))
+NET_PRESETS.register("medium", NetConfig(blocks=6, channels=64))
+NET_PRESETS.register("seed", NetConfig(blocks=10, channels=128))
 
 
 def _bn(features: int, config: NetConfig, rngs: nnx.Rngs) -> nnx.BatchNorm:

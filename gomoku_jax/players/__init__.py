@@ -6,9 +6,10 @@
     shipped = players.default_network()          # the 15x15 network shipped with the package
 
 Each kind of network a run's checkpoints hold is a `Player` subclass registered in
-`PLAYERS` (one line per kind); a run directory records its kind (`run_dir.tags`). The
-training layer writes checkpoints with the same classes (`Player.to_dicts`), so a new
-training algorithm that trains a policy-value network or a GMO plays with no change here.
+`NETWORKS` (`NETWORKS.register(cls)`, under its `kind`); a run directory records its kind
+(`run_dir.tags`). The training layer writes checkpoints with the same classes
+(`Player.to_dicts`), so a new training algorithm that trains a policy-value network or a
+GMO plays with no change here.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from __future__ import annotations
 from gomoku_jax.players import run_dir
 from gomoku_jax.players.base import Player
 from gomoku_jax.players.defaults import (
-    DEFAULT_AGENTS,
     default_agent_spec,
     default_network,
     shipped_game,
 )
 from gomoku_jax.players.gmo import GMOPlayer
 from gomoku_jax.players.loader import (
-    PLAYERS,
+    NETWORKS,
     default_network_path,
     load,
     load_for_cli,
@@ -31,6 +31,6 @@ from gomoku_jax.players.loader import (
 )
 from gomoku_jax.players.policy_value import PolicyValuePlayer, uses_network
 
-__all__ = ["DEFAULT_AGENTS", "GMOPlayer", "PLAYERS", "Player", "PolicyValuePlayer",
+__all__ = ["GMOPlayer", "NETWORKS", "Player", "PolicyValuePlayer",
            "default_agent_spec", "default_network", "default_network_path", "load",
            "load_for_cli", "player_class", "run_dir", "shipped_game", "uses_network"]

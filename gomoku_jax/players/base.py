@@ -1,5 +1,5 @@
 """What every loaded network is: a `Player` (one subclass per kind of network a run's
-checkpoints hold, registered in `gomoku_jax.players.PLAYERS`)."""
+checkpoints hold, registered in `gomoku_jax.players.NETWORKS`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Which agent plays each game config by default: the one place pbrain, the play UI and the
 tactics runner ask. The defaults are the strongest the project measured (docs: strength):
-the shipped network's agent on its own game (15x15 freestyle five), `mcts` (PUCT on the
-heuristic evaluator with VCF at the root) on any other Gomoku, Faux Go's heuristic AI
-(`fauxgo_heuristic`) on Faux Go, `mcts` elsewhere.
+the shipped network's agent on its own game (15x15 freestyle five), else the game's own
+default (its spec's `default_agent`: `mcts`, PUCT on the heuristic evaluator with VCF at the
+root, on any other Gomoku; Faux Go's heuristic AI, `fauxgo_heuristic`, on Faux Go; `mcts`
+elsewhere).
 """
 
 from __future__ import annotations
@@ -13,14 +14,7 @@ from gomoku_jax.games.protocol import GameSpec
 from gomoku_jax.players import run_dir
 from gomoku_jax.players.loader import default_network_path, load
 
-# The agent spec of each game id when the shipped network does not play the config.
-DEFAULT_AGENTS = {"gomoku": "mcts", "fauxgo": "fauxgo_heuristic"}
-FALLBACK_AGENT = "mcts"
 TRAINED = "trained"  # the spec of a network's own agent
-
-# The fields of a game spec a person chooses (the rest, such as Gomoku's observation planes,
-# are the network's): two specs that agree on them are the same game.
-PLAYABLE = {"gomoku": ("board_size", "win_length", "rule"), "fauxgo": ("board_size", "komi")}
 
 
 def default_network():
@@ -37,13 +31,14 @@ def shipped_game() -> GameSpec:
 
 
 def same_game(a: GameSpec, b: GameSpec) -> bool:
-    """Whether two game specs are the same game for a person (`PLAYABLE` fields)."""
-    return a.id == b.id and all(getattr(a, f) == getattr(b, f) for f in PLAYABLE.get(a.id, ()))
+    """Whether two game specs are the same game for a person (the game's `playable`
+    fields)."""
+    return a.id == b.id and all(getattr(a, f) == getattr(b, f) for f in a.playable or ())
 
 
 def default_agent_spec(game: GameSpec) -> str:
     """The agent spec that plays `game` by default: `trained` (the shipped network's agent)
-    on the shipped network's game, else the game's entry of `DEFAULT_AGENTS`."""
+    on the shipped network's game, else the game's own (its spec's `default_agent`)."""
     if same_game(shipped_game(), game):
         return TRAINED
-    return DEFAULT_AGENTS.get(game.id, FALLBACK_AGENT)
+    return game.default_agent

@@ -12,6 +12,7 @@ from gomoku_jax.players import run_dir
 from gomoku_jax.players.base import Player
 from gomoku_jax.players.gmo import GMOPlayer
 from gomoku_jax.players.policy_value import PolicyValuePlayer
+from gomoku_jax.registry import Registry
 
 # The network shipped with the package: 15x15 freestyle, trained on a 2-core CPU with the
 # gomoku15_cpu preset (config.json, metrics.jsonl and summary.json are its run's; the step
@@ -25,19 +26,18 @@ def default_network_path() -> pathlib.Path:
         "data", "networks", DEFAULT_NETWORK)))
 
 
-# One line per kind of network: kind -> its Player class.
-PLAYERS: dict[str, type[Player]] = {
-    PolicyValuePlayer.kind: PolicyValuePlayer,
-    GMOPlayer.kind: GMOPlayer,
-}
+# Kinds of network: kind -> its Player class (registered under its `kind`, as every plug-in
+# is: `NETWORKS.register(cls)`, or `gomoku_jax.plugins.register("network kind")`). A kind
+# has no config of its own (its run's config sections say its shape).
+NETWORKS = Registry("network kind", config_of=None, name_of=lambda cls: getattr(cls, "kind", None)
+                    or None)
+NETWORKS.register(PolicyValuePlayer)
+NETWORKS.register(GMOPlayer)
 
 
 def player_class(kind: str) -> type[Player]:
     """The Player class of a kind of network; ValueError listing the known kinds."""
-    if kind not in PLAYERS:
-        raise ValueError(f"unknown kind of network {kind!r}; this gomoku_jax plays "
-                         f"{sorted(PLAYERS)}")
-    return PLAYERS[kind]
+    return NETWORKS[kind]
 
 
 def load(path: str | pathlib.Path, step: Optional[int] = None) -> Player:

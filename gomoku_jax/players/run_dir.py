@@ -16,7 +16,7 @@ plays (pbrain, the web UI, export, tactics, the arena) finds its network in it.
                          unchecked
 
 `algo` names the training algorithm (`gomoku_jax.train.ALGORITHMS`) and `player` the kind of
-network its checkpoints hold (`gomoku_jax.players.PLAYERS`); a run written before they were
+network its checkpoints hold (`gomoku_jax.players.NETWORKS`); a run written before they were
 recorded is an AlphaZero run with a policy-value network. The training layer writes with the
 same names (`gomoku_jax.train.checkpoint`).
 """

@@ -2,9 +2,16 @@
 
     algorithm = search.make("puct", dirichlet_fraction=0.0, greedy=True)
     out = algorithm.search(env, evaluator, params, states, key, num_simulations=64)
+    out = algorithm.search_model(model, params, states, key, num_simulations=64)
+
+`search` searches the real game (the env model, `EnvModel`); `search_model` any `Model`
+(mctx's root and `recurrent_fn`: a learned dynamics network, say; `search/model.py` gives
+the protocol).
 
 Adding an algorithm: a module with a frozen `SearchAlgorithm` subclass (its fields are its
-config; see `pure_mcts.py`, the worked example) and one line in `ALGORITHMS`. Agents,
+config; see `pure_mcts.py`, the worked example) and one registration,
+`ALGORITHMS.register(name, cls)` (from outside the package:
+`gomoku_jax.plugins.register("search algorithm", name)`, docs/plugins.md). Agents,
 self-play, the arena, pbrain and the benchmarks then pick it up by name.
 """
 
@@ -20,6 +27,7 @@ from gomoku_jax.search.base import (
     check_tree_memory,
     tree_bytes,
 )
+from gomoku_jax.search.env_model import EnvModel
 from gomoku_jax.search.evaluators import (
     Evaluator,
     NetworkEvaluator,
@@ -27,15 +35,16 @@ from gomoku_jax.search.evaluators import (
     UniformEvaluator,
 )
 from gomoku_jax.search.gumbel import Gumbel
+from gomoku_jax.search.model import Model
 from gomoku_jax.search.puct import PUCT
 from gomoku_jax.search.pure_mcts import PureMCTS
 
-# One line per algorithm: name -> its config class.
-ALGORITHMS = Registry("search algorithm", {
-    "puct": PUCT,
-    "gumbel": Gumbel,
-    "pure_mcts": PureMCTS,
-})
+# name -> its config class, registered as every plug-in is (`ALGORITHMS.register(name, cls)`,
+# or `gomoku_jax.plugins.register("search algorithm")` from outside the package).
+ALGORITHMS = Registry("search algorithm")
+ALGORITHMS.register("puct", PUCT)
+ALGORITHMS.register("gumbel", Gumbel)
+ALGORITHMS.register("pure_mcts", PureMCTS)
 
 
 def make(name: str, **config: Any) -> SearchAlgorithm:
@@ -49,6 +58,6 @@ def make(name: str, **config: Any) -> SearchAlgorithm:
     return ALGORITHMS.make(name, **config)
 
 
-__all__ = ["ALGORITHMS", "Evaluator", "Gumbel", "NetworkEvaluator", "PUCT", "PureMCTS",
-           "RolloutEvaluator", "SearchAlgorithm", "SearchOutput", "UniformEvaluator",
-           "VisitSampling", "check_tree_memory", "make", "tree_bytes"]
+__all__ = ["ALGORITHMS", "EnvModel", "Evaluator", "Gumbel", "Model", "NetworkEvaluator",
+           "PUCT", "PureMCTS", "RolloutEvaluator", "SearchAlgorithm", "SearchOutput",
+           "UniformEvaluator", "VisitSampling", "check_tree_memory", "make", "tree_bytes"]

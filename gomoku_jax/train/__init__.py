@@ -7,23 +7,24 @@ over (state, move)), run by one driver.
     summary = train.train(config, "runs/quick")        # resumable, extendable
     player = gomoku_jax.players.load("runs/quick")     # play it (no training layer needed)
 
-`ALGORITHMS` maps each algorithm's name to its config class, as every kind of plug-in
-registers (`gomoku_jax.plugins`), and `TRAINERS` to its trainer class (presets, the compiled
-iteration); `gomoku-jax train --algo NAME --preset PRESET` reads them.
+`ALGORITHMS` maps each algorithm's name to its trainer class (its `Config`, the compiled
+iteration), `PRESETS` each preset's name to its config, registered as every kind of plug-in
+is (`gomoku_jax.plugins`); `gomoku-jax train --algo NAME --preset PRESET` reads them.
 """
 
 from gomoku_jax.train.algorithms import (
     ALGORITHMS,
     DEFAULT_ALGORITHM,
-    TRAINERS,
     algorithm,
     load_config,
     preset,
     presets,
+    presets_of,
 )
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
 from gomoku_jax.train.arena import arena_table
 from gomoku_jax.train.config import (
+    PRESETS,
     RESUMABLE,
     EvalSection,
     OptimSection,
@@ -40,7 +41,7 @@ from gomoku_jax.train.gmo.config import GMOTrainConfig
 from gomoku_jax.train.trainer import Trainer, trainer_for
 
 __all__ = ["ALGORITHMS", "AlphaZeroConfig", "DEFAULT_ALGORITHM", "EvalSection",
-           "GMOTrainConfig", "OptimSection", "RESUMABLE", "ReplaySection", "RunSection",
-           "TRAINERS", "Trainer", "TrainingConfig", "algorithm", "arena_table", "load_config",
-           "override", "preset", "presets", "resumable", "resumable_changes", "train",
-           "trainer_for", "valid_keys"]
+           "GMOTrainConfig", "OptimSection", "PRESETS", "RESUMABLE", "ReplaySection",
+           "RunSection", "Trainer", "TrainingConfig", "algorithm", "arena_table",
+           "load_config", "override", "preset", "presets", "presets_of", "resumable",
+           "resumable_changes", "train", "trainer_for", "valid_keys"]

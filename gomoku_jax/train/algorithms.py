@@ -1,16 +1,19 @@
-"""Training algorithms by name: one line per algorithm, its trainer class, which names its
-config class (`Config`, a `TrainingConfig`: the sections, the algorithm's name
-`algo` and the kind of network it trains), its `PRESETS`, its `default_preset` and
-`test_preset` (tiny, for the tests), as `games.GAMES` maps a game id to its env
-class and its `Spec`.
+"""Training algorithms by name: `ALGORITHMS` maps each algorithm's name to its trainer class,
+which names its config class (`Config`, a `TrainingConfig`: the sections, the algorithm's
+name `algo`, the kind of network it trains), its `default_preset` and its `test_preset`
+(tiny, for the tests); the presets themselves are `train.config.PRESETS` (name -> config,
+any algorithm's). As every kind of plug-in, an algorithm registers with one call, under its
+config's `algo`:
 
     config = preset("gmo_quick")                 # any algorithm's preset, by its name
     config = load_config("runs/quick")           # the config a run directory holds
-    config = ALGORITHMS.make("gmo", **{"run.iterations": "4"})   # as every plug-in kind
-    trainer = TRAINERS[config.algo](config)      # (`trainer.trainer_for` caches it)
+    config = ALGORITHMS.make("gmo", **{"run.iterations": "4"})   # its config, as every kind
+    trainer = ALGORITHMS[config.algo](config)    # (`trainer.trainer_for` caches it)
 
 Adding an algorithm is one subpackage (a config class, presets, a trainer; `gmo/` is the
-worked example in docs/training.md) and one line in `TRAINERS`.
+worked example in docs/training.md) and one registration, `ALGORITHMS.register(Trainer)`
+(from outside the package: `gomoku_jax.plugins.register("training algorithm")`,
+docs/plugins.md).
 """
 
 from __future__ import annotations
@@ -18,33 +21,60 @@ from __future__ import annotations
 import pathlib
 from typing import Any, Optional
 
+from gomoku_jax import plugin_loading
 from gomoku_jax.players import run_dir as rd
 from gomoku_jax.players.run_dir import KINDS
 from gomoku_jax.registry import Registry
 from gomoku_jax.train.alphazero.trainer import AlphaZero
-from gomoku_jax.train.config import TrainingConfig
+from gomoku_jax.train.config import PRESETS, TrainingConfig
 from gomoku_jax.train.gmo.trainer import GMOTrainer
 
-# One line per training algorithm: its trainer class (which names its config class).
-TRAINERS: dict[str, Any] = {cls.Config.algo: cls for cls in (
-    AlphaZero,
-    GMOTrainer,
-)}
-# The algorithms as every kind of plug-in registers: name -> config class.
-ALGORITHMS = Registry("training algorithm", {name: cls.Config for name, cls in TRAINERS.items()},
-                      KINDS)
+
+def _config_of(trainer: Any) -> Any:
+    """A trainer class's config class (`Config`; ValueError for one without)."""
+    config = getattr(trainer, "Config", None)
+    if not (isinstance(config, type) and issubclass(config, TrainingConfig)):
+        raise ValueError(f"a training algorithm is a trainer class whose `Config` is a "
+                         f"TrainingConfig subclass, got {trainer!r}")
+    return config
+
+
+def _name_of(trainer: Any) -> Optional[str]:
+    return getattr(_config_of(trainer), "algo", None)
+
+
+def _check_trainer(trainer: Any) -> None:
+    """ValueError for a trainer class that lacks what the run driver needs."""
+    config = _config_of(trainer)
+    missing = [a for a in ("algo", "player") if not isinstance(getattr(config, a, None), str)]
+    missing += [a for a in ("default_preset", "test_preset", "init", "iteration",
+                            "abstract_state") if not hasattr(trainer, a)]
+    if missing:
+        raise ValueError(f"training algorithm {trainer!r} lacks {missing} (see "
+                         f"gomoku_jax.train.trainer.Trainer and TrainingConfig)")
+
+
+# name (its config's `algo`) -> its trainer class.
+ALGORITHMS = Registry("training algorithm", kinds=KINDS, config_of=_config_of,
+                      name_of=_name_of, check=_check_trainer)
+ALGORITHMS.register(AlphaZero)
+ALGORITHMS.register(GMOTrainer)
 DEFAULT_ALGORITHM = AlphaZero.Config.algo
 
 
 def algorithm(name: str) -> Any:
     """The trainer class of a training algorithm; ValueError listing the known names."""
-    ALGORITHMS[name]  # ValueError listing the names
-    return TRAINERS[name]
+    return ALGORITHMS[name]
 
 
 def presets() -> dict[str, str]:
-    """{preset name: its algorithm} over every algorithm."""
-    return {name: algo for algo, cls in TRAINERS.items() for name in cls.PRESETS}
+    """{preset name: its algorithm} over every registered preset."""
+    return {name: PRESETS[name].algo for name in PRESETS.names()}
+
+
+def presets_of(algo: str) -> dict[str, TrainingConfig]:
+    """{preset name: config} of training algorithm `algo`'s presets."""
+    return {name: PRESETS[name] for name in PRESETS.names() if PRESETS[name].algo == algo}
 
 
 def preset(name: str, algo: Optional[str] = None) -> TrainingConfig:
@@ -54,8 +84,9 @@ def preset(name: str, algo: Optional[str] = None) -> TrainingConfig:
     if name not in owners or (algo is not None and owners[name] != algo):
         valid = sorted(p for p, a in owners.items() if algo is None or a == algo)
         where = f" of training algorithm {algo!r}" if algo is not None else ""
-        raise ValueError(f"unknown preset {name!r}{where}; available: {valid}")
-    return TRAINERS[owners[name]].PRESETS[name]
+        raise ValueError(f"unknown preset {name!r}{where}; available: {valid}"
+                         f"{plugin_loading.failure_note()}")
+    return PRESETS[name]
 
 
 def load_config(run_dir: str | pathlib.Path, expected: Any = None

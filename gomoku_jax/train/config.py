@@ -20,6 +20,7 @@ from gomoku_jax import configs, games
 from gomoku_jax.configs import NonNegativeFloat, NonNegativeInt, PositiveInt
 from gomoku_jax.games.protocol import Env, GameSpec
 from gomoku_jax.players.run_dir import ALGO_KEY, KINDS, PLAYER_KEY
+from gomoku_jax.registry import Registry
 
 SCHEDULES = ("constant", "cosine", "warmup_cosine")
 
@@ -126,14 +127,16 @@ class TrainingConfig:
     """The base of every training algorithm's config: a frozen dataclass (static and
     hashable, so it can key compiled code) with the `game` and `run` sections, to which an
     algorithm adds its own and its `replay`, `optim` and `eval` (the shared sections, or
-    subclasses of them). A subclass sets `algo` (its registry name) and `player` (the kind
-    of network its checkpoints hold, `gomoku_jax.players.PLAYERS`)."""
+    subclasses of them). A subclass sets `algo` (its registry name), `player` (the kind
+    of network its checkpoints hold, `gomoku_jax.players.NETWORKS`) and `network_sections`
+    (the sections that describe the network's shape, which a warm start compares)."""
 
     game: GameSpec = games.spec_class("gomoku")(observation="canonical")
     run: RunSection = RunSection()
 
     algo: ClassVar[str]
     player: ClassVar[str]
+    network_sections: ClassVar[tuple[str, ...]] = ()
 
     def env(self) -> Env:
         """The run's game."""
@@ -159,6 +162,19 @@ class TrainingConfig:
         if algo != cls.algo:
             raise ValueError(f"config is a {algo!r} run's, not a {cls.algo!r} run's")
         return configs.from_dict(cls, data, "config", KINDS)
+
+
+def _check_preset(config: Any) -> None:
+    if not isinstance(config, TrainingConfig):
+        raise ValueError(f"a training preset is a training algorithm's config (a "
+                         f"TrainingConfig instance), got {config!r}")
+
+
+# Training presets: name -> a training config (any algorithm's, its `algo` says which),
+# registered as every plug-in is: `PRESETS.register("quick", AlphaZeroConfig(...))`, or from
+# outside the package `gomoku_jax.plugins.register("training preset", name, config)`.
+# `PRESETS.make(name, **{"run.iterations": "4"})` is the preset with those values set.
+PRESETS = Registry("training preset", kinds=KINDS, check=_check_preset, instances=True)
 
 
 def valid_keys(config: Any) -> list[str]:

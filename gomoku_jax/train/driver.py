@@ -3,15 +3,15 @@
     summary = train(config, run_dir)        # any algorithm's config (`train.ALGORITHMS`)
 
 Each iteration is one compiled call (`Trainer.iteration`); between calls the host logs the
-metrics (a progress bar with an ETA, `metrics.jsonl`, TensorBoard when `tensorboardX` is
-installed), saves an orbax checkpoint every `run.checkpoint_every` iterations and plays the
-arena every `eval.every` iterations and at the end: the trained agent at full strength
-against each opponent in `eval.opponents` ("previous" is the agent with the params of the
-evaluation before, or the initial ones; checkpoints keep them, so a resumed run meets the
-same one). A run directory that already has checkpoints is resumed from the latest one
-that passes its integrity check (`checkpoint.resume_step`; newer, corrupt ones are set
-aside, saying so on stderr), with the metrics written after it dropped, so a killed run
-continues as if it had not stopped.
+metrics (a progress bar with an ETA on a terminal, a plain line every few seconds on stderr
+otherwise, `metrics.jsonl`, TensorBoard when `tensorboardX` is installed), saves an orbax
+checkpoint every `run.checkpoint_every` iterations and plays the arena every `eval.every`
+iterations and at the end: the trained agent at full strength against each opponent in
+`eval.opponents` ("previous" is the agent with the params of the evaluation before, or the
+initial ones; checkpoints keep them, so a resumed run meets the same one). A run directory
+that already has checkpoints is resumed from the latest one that passes its integrity check
+(`checkpoint.resume_step`; newer, corrupt ones are set aside, saying so on stderr), with the
+metrics written after it dropped, so a killed run continues as if it had not stopped.
 
 Faults (docs/training.md, "Faults"): one process trains in a run directory at a time
 (`lock.run_lock`); an iteration with a NaN or an Inf in its metrics or params stops the
@@ -291,8 +291,9 @@ def _run(config: Any, run_dir: pathlib.Path, trainer: Any, state: Any, primary: 
                                                                  config.run.iterations)
     eval_key = jax.random.key(config.run.seed + 1)
     arena: dict = {}
-    bar = progress_bar.bar(total=config.run.iterations, initial=start, unit="it",
-                           enabled=progress and primary)
+    # a bar on a terminal; off one (a log file, a pipe, CI) a line every few seconds
+    bar = progress_bar.bar(total=config.run.iterations, initial=start, desc="train",
+                           unit="it", enabled=progress and primary)
     stopping = False
     compiling = CompileTimer()
     try:

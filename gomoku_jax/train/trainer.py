@@ -62,7 +62,7 @@ class Trainer(Protocol):
 
 
 def trainer_for(config: Any) -> Trainer:
-    """The trainer of `config` (its algorithm's, `algorithms.TRAINERS`), one per config in
+    """The trainer of `config` (its algorithm's, `algorithms.ALGORITHMS`), one per config in
     a process, so a resumed or extended run (or a second run of the same config) reuses its
     compiled iteration. Configs that differ only in what the trainer never reads (the seed,
     which `init` takes, the checkpoint schedule, and the warm start, which the driver
@@ -74,6 +74,6 @@ def trainer_for(config: Any) -> Trainer:
 
 @functools.lru_cache(maxsize=8)
 def _trainer(config: Any) -> Trainer:
-    from gomoku_jax.train.algorithms import TRAINERS
+    from gomoku_jax.train.algorithms import ALGORITHMS
 
-    return TRAINERS[config.algo](config)
+    return ALGORITHMS[config.algo](config)

@@ -66,7 +66,7 @@ def load_network(trainer: Any, init_from: str) -> Any:
                  for k in sorted(set(have) | set(want)) if have.get(k) != want.get(k)]
         data = rd.read_config_data(player.run_dir) or {}
         ours = config.to_dict()
-        sections = [f"its {s} {data[s]} vs this run's {ours[s]}" for s in ("net", "gmo")
+        sections = [f"its {s} {data[s]} vs this run's {ours[s]}" for s in config.network_sections
                     if s in data and s in ours and data[s] != ours[s]]
         raise ValueError(f"{what}: the network of {player.run_dir} step {player.step} has "
                          f"another shape than this config's ({len(diffs)} array(s) differ, "

@@ -12,9 +12,11 @@ API (JSON bodies; an error is a 4xx status with {"error": "..."} and changes not
     POST   /api/games/{id}/takeback    undo your last move and the AI's reply
     DELETE /api/games/{id}
 
-The view's fields are in docs/play.md. Game options are the
-`seats.PLAYABLE` fields of the game's config (Gomoku: board_size, win_length, rule; Faux Go:
-board_size, komi). The store's methods block (the first move on a new board compiles a
+The view's fields are in docs/play.md. The games are those whose spec has `playable`
+fields (`seats.playable()`), and a game's options are those fields (Gomoku: board_size,
+win_length, rule; Faux Go: board_size, komi), described for the page from the spec class
+(`game_options`: kind, bounds, default, choices and notes) with no table by game here.
+The store's methods block (the first move on a new board compiles a
 game's step function), so they run on Starlette's thread pool; the AI's moves run on the
 store's own worker thread.
 """
@@ -26,7 +28,8 @@ import contextlib
 import json
 import math
 import pathlib
-from typing import Any
+import typing
+from typing import Annotated, Any, Mapping, Optional
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -37,38 +40,71 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gomoku_jax import configs
-from gomoku_jax.games.fauxgo import config as fauxgo_config
-from gomoku_jax.games.gomoku import config as gomoku_config
-from gomoku_jax.web.seats import PLAYABLE
+from gomoku_jax.configs import Bounds
+from gomoku_jax.games.protocol import FieldInfo
+from gomoku_jax.web.seats import game_spec, playable
 from gomoku_jax.web.sessions import COLOURS, ApiError, SessionStore
 
 STATIC = pathlib.Path(__file__).parent / "static"
 MAX_BODY_BYTES = 4096
-DEFAULT_GAME = "gomoku"
-
-# One line per Gomoku rule (`config.RULES`) for the page's rule selector.
-RULE_NOTES = {
-    "freestyle": "k or more in a row wins, for both sides.",
-    "exact5": "exactly k in a row wins; an overline (more than k) does not.",
-    "renju": "black wins only with exactly five and may not play a double-three, "
-             "double-four or overline (marked x); white wins with five or more.",
-    "caro": "k or more in a row wins unless the opponent's stones block both ends "
-            "(the board's edge is no block).",
-    "caro_exact5": "caro with exactly k in a row.",
-}
+NUMBER_KINDS = {int: "int", float: "float"}
 
 
-def game_options(default_gomoku_size: int = 15) -> dict:
-    """What the page may choose for each game (sizes as [min, max])."""
-    return {
-        "gomoku": {"sizes": [gomoku_config.MIN_BOARD_SIZE, gomoku_config.MAX_BOARD_SIZE],
-                   "default_size": default_gomoku_size, "rules": list(gomoku_config.RULES),
-                   "rule_notes": {rule: RULE_NOTES[rule] for rule in gomoku_config.RULES},
-                   "default_rule": "freestyle", "default_win_length": 5,
-                   "win_lengths": [gomoku_config.MIN_WIN_LENGTH, gomoku_config.MAX_BOARD_SIZE]},
-        "fauxgo": {"sizes": [fauxgo_config.MIN_BOARD_SIZE, fauxgo_config.MAX_BOARD_SIZE],
-                   "default_size": 9, "default_komi": 0.0},
-    }
+def field_options(spec_class: type, name: str, default: Any) -> dict:
+    """What the page shows for the `playable` field `name` of a game's spec class: its name,
+    label, note, kind ("int", "float", "choice" or "text"), default, and by kind min / max
+    (the field's `Bounds`; None: unbounded) and step (None: any), or choices ([{"value",
+    "note"}]). Labels, notes, steps and choices come from the spec's `field_info`.
+
+    Raises:
+      ValueError: a field type the page has no control for (not an int, float or str).
+    """
+    info = spec_class.field_info.get(name) or FieldInfo()
+    t = configs.field_types(spec_class)[name]
+    base, bounds = t, Bounds()
+    if typing.get_origin(t) is Annotated:
+        base, *extras = typing.get_args(t)
+        bounds = next((e for e in extras if isinstance(e, Bounds)), bounds)
+    out = {"name": name, "label": info.label or name.replace("_", " ").capitalize(),
+           "note": info.note, "default": default}
+    if base in NUMBER_KINDS and info.choices is None:
+        number = base if base is int else float
+        out.update(kind=NUMBER_KINDS[base],
+                   min=None if bounds.low is None else number(bounds.low),
+                   max=None if bounds.high is None else number(bounds.high),
+                   step=info.step if info.step is not None else (1 if base is int else None))
+    elif base is str and info.choices is not None:
+        out.update(kind="choice", choices=[{"value": v, "note": n}
+                                           for v, n in info.choices.items()])
+    elif base is str:
+        out.update(kind="text")
+    else:
+        raise ValueError(f"{spec_class.__name__}.{name}: the page offers int, float and str "
+                         f"fields (choices for a str), got {t!r}")
+    return out
+
+
+def game_options(defaults: Optional[Mapping[str, Mapping[str, Any]]] = None) -> dict:
+    """What the page may choose for each game it plays (`seats.playable()`, in registry
+    order): {game id: {"title", "fields": [`field_options` of each playable field]}}, the
+    defaults the spec's unless `defaults` ({game id: {field: value}}) says otherwise.
+
+    Raises:
+      ValueError: an unknown game or field in `defaults`, or a value the game refuses.
+    """
+    defaults = dict(defaults or {})
+    offered = playable()
+    unknown = sorted(set(defaults) - set(offered))
+    if unknown:
+        raise ValueError(f"defaults for unknown game(s) {unknown}; the page plays "
+                         f"{list(offered)}")
+    options = {}
+    for game, fields in offered.items():
+        spec = game_spec(game, dict(defaults.get(game, {})))  # ValueError for bad ones
+        cls = type(spec)
+        options[game] = {"title": cls.title or game,
+                         "fields": [field_options(cls, f, getattr(spec, f)) for f in fields]}
+    return options
 
 
 async def read_capped(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
@@ -131,19 +167,21 @@ def move_action(body: dict, board_size: int, pass_action: Any) -> int:
                         f"{{'pass': true}}; got the keys {sorted(keys)}")
 
 
-def new_game_request(body: dict) -> tuple[str, dict, str]:
-    """(game, options, colour) of a new-game body; ApiError(400) for bad keys or types."""
-    game = body.get("game", DEFAULT_GAME)
-    if not isinstance(game, str) or game not in PLAYABLE:
-        raise ApiError(400, f"unknown game {game!r}; choose one of {sorted(PLAYABLE)}")
+def new_game_request(body: dict, default_game: Optional[str] = None) -> tuple[str, dict, str]:
+    """(game, options, colour) of a new-game body (no "game": `default_game`, else the first
+    game the page plays); ApiError(400) for bad keys or types."""
+    offered = playable()
+    game = body.get("game", default_game or next(iter(offered), None))
+    if not isinstance(game, str) or game not in offered:
+        raise ApiError(400, f"unknown game {game!r}; choose one of {sorted(offered)}")
     colour = body.get("colour", "black")
     if not isinstance(colour, str) or colour not in COLOURS:
         raise ApiError(400, f"colour must be one of {sorted(COLOURS)}, got {colour!r}")
     options = {k: v for k, v in body.items() if k not in ("game", "colour")}
-    unknown = sorted(set(options) - set(PLAYABLE[game]))
+    unknown = sorted(set(options) - set(offered[game]))
     if unknown:
         raise ApiError(400, f"unknown option(s) {unknown} for {game}; allowed: "
-                            f"{['game', 'colour', *PLAYABLE[game]]}")
+                            f"{['game', 'colour', *offered[game]]}")
     for k, v in options.items():  # JSON types: the game config checks ranges and values
         if isinstance(v, bool) or not isinstance(v, (int, float, str)) \
                 or (isinstance(v, float) and not math.isfinite(v)):
@@ -151,27 +189,47 @@ def new_game_request(body: dict) -> tuple[str, dict, str]:
     return game, options, colour
 
 
-def create_app(store: SessionStore, *, default_game: str = DEFAULT_GAME) -> Starlette:
-    """The Starlette app over `store` (closed when the app shuts down)."""
-    if default_game not in PLAYABLE:
-        raise ValueError(f"unknown game {default_game!r}; choose one of {sorted(PLAYABLE)}")
+def create_app(store: SessionStore, *, default_game: Optional[str] = None,
+               defaults: Optional[Mapping[str, Mapping[str, Any]]] = None) -> Starlette:
+    """The Starlette app over `store` (closed when the app shuts down).
+
+    Args:
+      default_game: the game the page opens with and a new-game body without "game" plays
+        (None: the first game the page plays, in registry order).
+      defaults: the page's defaults per game, {game id: {playable field: value}}, over the
+        spec's (e.g. `{"gomoku": {"board_size": 15}}`); a new-game body without a field
+        gets them too.
+
+    Raises:
+      ValueError: an unknown game, or a bad default.
+    """
+    offered = playable()
+    if default_game is None:
+        if not offered:
+            raise ValueError("no registered game has `playable` fields: the page has none")
+        default_game = next(iter(offered))
+    if default_game not in offered:
+        raise ValueError(f"unknown game {default_game!r}; choose one of {sorted(offered)}")
+    game_options(defaults)  # ValueError for bad defaults, now
+    overrides = {game: dict(values) for game, values in (defaults or {}).items()}
 
     async def index(request: Request):
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def config(request: Request):
-        options = game_options()
-        for game in options:
-            options[game]["agent"] = await run_in_threadpool(
+        games = game_options(defaults)  # a game registered since is on the page too
+        for game, described in games.items():
+            described["agent"] = await run_in_threadpool(
                 store.book.default_spec, game,
-                {"board_size": options[game]["default_size"]})
-        return JSONResponse({"default_game": default_game, "games": options,
+                {f["name"]: f["default"] for f in described["fields"]})
+        return JSONResponse({"default_game": default_game, "games": games,
                              "max_games": store.max_games})
 
     async def new_game(request: Request):
-        game, options, colour = new_game_request(await _body(request))
+        game, chosen, colour = new_game_request(await _body(request), default_game)
+        chosen = {**overrides.get(game, {}), **chosen}
         while True:
-            out = await run_in_threadpool(store.open, game, options, colour)
+            out = await run_in_threadpool(store.open, game, chosen, colour)
             if isinstance(out, dict):
                 return JSONResponse(out, status_code=201)
             # The config's game functions are compiling: wait without holding a thread

@@ -9,19 +9,25 @@
 The agent of a game config, first that applies:
 
 1. `checkpoint`'s network (its own eval agent, `trained`, or `agent` when that is a search
-   or policy spec) on the network's game: the same game id and the same `PLAYABLE` fields
+   or policy spec) on the network's game: the same game id and the same `playable` fields
    (the env is then the network's, with its own observation planes);
 2. `agent` (a spec, `gomoku_jax.agents.specs`) wherever it can play the game;
 3. the default (`players.default_agent_spec`, shared with pbrain): Gomoku on the shipped
-   network's game (15x15 freestyle five) plays the shipped network's agent, any other Gomoku
-   `mcts` (PUCT on the heuristic evaluator with VCF at the root), Faux Go its heuristic AI
-   (`fauxgo_heuristic`): the strongest the project measured.
+   network's game (15x15 freestyle five) plays the shipped network's agent, any other game
+   its spec's `default_agent` (any other Gomoku `mcts`, PUCT on the heuristic evaluator with
+   VCF at the root; Faux Go its heuristic AI, `fauxgo_heuristic`): the strongest the project
+   measured.
 
-Gomoku is played as `OpeningGomoku` (its search prior follows pbrain's opening rule).
+The games the page offers are the registered games whose spec has `playable` fields (the
+config fields a person chooses: `playable()`), a plug-in's too.
+
+Each game is played as its env's `for_people()` (Gomoku: `OpeningGomoku`, whose search
+prior follows pbrain's opening rule), and the legal and forbidden cells a person sees are
+its `host_masks` (renju's forbidden points).
 A seat is one compiled game config: its game's `init`, `step` and `scores` and its
 `TimedPlayer`, compiled once by `Seat.compile` (on the store's compile thread, see
 `sessions`) and shared by every game on that config. Options that are leaves of the game's
-state rather than part of the compiled program (`TRACED`: Faux Go's komi) are not part of
+state rather than part of the compiled program (the spec's `traced`: Faux Go's komi) are not part of
 the config: one seat plays every komi, and each game's initial state carries its own
 (`Choice.start`). The book keeps at most `max_players` seats; a new one evicts the least
 recently used seat that no live game uses (`add`), and is refused (`SeatsFull`) when
@@ -42,24 +48,23 @@ import numpy as np
 
 from gomoku_jax import agents, games
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.agents.registry import takes_network
+from gomoku_jax.agents.registry import network_kinds
 from gomoku_jax.agents.specs import TRAINED, make_agent, network_agent, parse_spec
-from gomoku_jax.games.gomoku.opening_rule import OpeningGomoku
-from gomoku_jax.games.gomoku.state import BLACK
 from gomoku_jax.games.protocol import Env
-from gomoku_jax.io.forbidden import renju_cells
-from gomoku_jax.io.forbidden import warm as warm_forbidden
 from gomoku_jax.io.player import TimedPlayer
 from gomoku_jax.players import default_agent_spec, default_network, load, uses_network
-from gomoku_jax.players.defaults import PLAYABLE, same_game
+from gomoku_jax.players.defaults import same_game, shipped_game
 
-# The games the page plays are those of `PLAYABLE`, with the config fields a person chooses
-# (the rest, e.g. Gomoku's observation planes, are the network's or the game's defaults).
 SHIPPED = "trained (shipped network)"
 
-# Options that are leaves of the game's state (set on a game's initial state), not part of
-# its compiled program: a seat serves every value.
-TRACED = {"fauxgo": ("komi",)}
+
+def playable() -> dict[str, tuple[str, ...]]:
+    """{game id: the config fields a person chooses} of every game the page plays, in
+    registration order (the package's games first, then plug-ins): the registered games
+    whose spec has `playable` fields (the rest of a spec, e.g. Gomoku's observation planes,
+    are the network's or the game's defaults)."""
+    return {name: tuple(games.spec_class(name).playable) for name in games.GAMES
+            if games.spec_class(name).playable is not None}
 
 
 @functools.lru_cache(maxsize=32)
@@ -94,7 +99,6 @@ class Seat:
         self.env, self.spec, self.player = env, spec, player
         self.init, self.step = compiled_game(env)
         self.scores = compiled_scores(env)
-        self.renju = env.id == "gomoku" and env.config.rule == "renju"
         self.game_ready: concurrent.futures.Future = concurrent.futures.Future()
         self.job: Optional[concurrent.futures.Future] = None
 
@@ -102,9 +106,9 @@ class Seat:
         return f"Seat({self.env.id} {self.config_text()}, {self.spec})"
 
     def config_text(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in dataclasses.asdict(self.env.spec).items()
-                         if k in PLAYABLE.get(self.env.id, ()) and k not in
-                         TRACED.get(self.env.id, ()))
+        spec = self.env.spec
+        return ", ".join(f"{k}={v}" for k, v in dataclasses.asdict(spec).items()
+                         if k in (spec.playable or ()) and k not in spec.traced)
 
     def compile(self, key: jax.Array) -> None:
         """Compile the game's functions (then `game_ready` is done), then the player (its
@@ -112,8 +116,7 @@ class Seat:
         try:
             state = self.init(key)
             jax.block_until_ready(self.step(state, np.int32(0)))
-            if self.renju:
-                warm_forbidden(self.env.config.board_size)
+            self.env.host_masks(jax.device_get(state))  # what it compiles, off the clock
             if self.scores is not None:
                 jax.block_until_ready(self.scores(state))
         except BaseException as e:
@@ -124,13 +127,10 @@ class Seat:
 
     def masks(self, state: Any) -> tuple[np.ndarray, np.ndarray]:
         """(legal, forbidden), bool[A] each, of a host `state`: its legal moves, and the
-        empty cells the side to move may not play (renju: black's forbidden points, with
-        black to move and the game on; `io.forbidden.renju_cells`); none in other games."""
-        if self.renju:
-            black = int(state.color) == BLACK and not bool(state.terminated)
-            return renju_cells(np.asarray(state.board), black)
-        legal = np.asarray(state.legal_action_mask)
-        return legal, np.zeros_like(legal)
+        empty cells the side to move may not play by a rule a person should see (renju:
+        black's forbidden points, with black to move and the game on): the env's
+        `host_masks`."""
+        return self.env.host_masks(state)
 
     def ready(self) -> bool:
         """Whether the game and the player are compiled."""
@@ -160,27 +160,19 @@ class Choice(NamedTuple):
 
 
 def game_spec(game: str, options: dict[str, Any]):
-    """The `GameSpec` of `game` with `options` (a subset of `PLAYABLE[game]`).
+    """The `GameSpec` of `game` with `options` (a subset of its `playable` fields).
 
     Raises:
       ValueError: an unknown game or option, or a value the game refuses.
     """
-    if game not in PLAYABLE:
-        raise ValueError(f"unknown game {game!r}; the page plays {sorted(PLAYABLE)}")
-    unknown = sorted(set(options) - set(PLAYABLE[game]))
+    offered = playable()
+    if game not in offered:
+        raise ValueError(f"unknown game {game!r}; the page plays {sorted(offered)}")
+    unknown = sorted(set(options) - set(offered[game]))
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} for {game}; allowed: "
-                         f"{list(PLAYABLE[game])}")
+                         f"{list(offered[game])}")
     return games.spec_class(game)(**options)
-
-
-def with_opening_rule(env: Env) -> Env:
-    """Gomoku as `OpeningGomoku` (the search's prior follows the engines' opening rule: the
-    centre on the empty board, near the stones in the first moves, as pbrain's); any other
-    game as it is."""
-    if env.id != "gomoku":
-        return env
-    return OpeningGomoku.from_config(env.config)
 
 
 class AgentBook:
@@ -232,7 +224,7 @@ class AgentBook:
         """The agent of `spec` playing with the network (`specs.network_agent`), or, for an
         agent that has no network at all, that agent (it plays every game it can)."""
         name, config = parse_spec(spec)
-        if name not in (TRAINED, "gmo") and not takes_network(name):
+        if name != TRAINED and not network_kinds(name):
             return make_agent(spec)
         return network_agent(name, config, self._network)
 
@@ -253,16 +245,16 @@ class AgentBook:
 
     def _choose(self, spec) -> Choice:
         """The `Choice` for a game spec; see the module docstring."""
-        if self._network is None and self._shipped and spec.id == "gomoku":
-            self._load_shipped()  # once, on the first Gomoku game
-        traced = {k: getattr(spec, k) for k in TRACED.get(spec.id, ())}
+        if self._network is None and self._shipped and spec.id == shipped_game().id:
+            self._load_shipped()  # once, on the first game of the shipped network's game
+        traced = {k: getattr(spec, k) for k in spec.traced}
         network = self._network
         if network is not None and same_game(network.game_spec, spec):
             agent = self._network_agent
-            return Choice(with_opening_rule(network.env), self._network_label, agent,
+            return Choice(network.env.for_people(), self._network_label, agent,
                           network.params_for(agent), traced)
         defaults = {f.name: f.default for f in dataclasses.fields(spec) if f.name in traced}
-        env = with_opening_rule(games.from_spec(dataclasses.replace(spec, **defaults)))
+        env = games.from_spec(dataclasses.replace(spec, **defaults)).for_people()
         if self._agent is not None and self._plays(self._agent, env):
             return Choice(env, self._agent_spec, self._agent, None, traced)
         name = default_agent_spec(spec)  # `trained` only on the shipped network's game

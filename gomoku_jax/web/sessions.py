@@ -22,9 +22,10 @@ the whole machine) and never wait for a compile: a game whose seat is compiling 
 AI move scheduled when the compile ends. A move that finishes after its game was taken
 back, deleted or expired is dropped. The AI plays only legal moves: a move its agent
 returns outside the legal mask (a bug) is replaced by its policy's best legal move, and
-the view's `ai.message` says so. Under renju the legal moves leave out black's forbidden
-points (`Seat.masks`): the view lists them (`forbidden`), a person's black move onto one is
-refused with a 400 naming the rule, and the AI as black never plays one.
+the view's `ai.message` says so. The legal moves are the env's `host_masks` (`Seat.masks`),
+which may leave out forbidden cells (Gomoku under renju: black's forbidden points): the
+view lists them (`forbidden`), a person's move onto one is refused with a 400 naming the
+rule (the env's `forbidden_note`), and the AI never plays one.
 """
 
 from __future__ import annotations
@@ -212,9 +213,8 @@ class SessionStore:
                 raise ApiError(400, f"action {action} is outside 0..{s.env.num_actions - 1}")
             legal, forbidden = s.masks()
             if not legal[action] and forbidden[action]:
-                raise ApiError(400, f"{s.env.action_to_text(action)} is a forbidden point for "
-                                    f"black under renju (a double-three, double-four or "
-                                    f"overline that makes no five): play another point")
+                raise ApiError(400, f"{s.env.action_to_text(action)} is "
+                                    f"{s.env.forbidden_note}: play another point")
             if not legal[action]:
                 raise ApiError(400, f"{s.env.action_to_text(action)} is not a legal move "
                                     f"here")

@@ -2,8 +2,8 @@
 
 Board games of the platform share the state fields read here: `board` int8[N, N] (+1
 black, -1 white, 0 empty), `color` int8[] (the colour to move), `winner` int8[] (+1, -1,
-0), `terminated`, `truncated`, `legal_action_mask` bool[A] (or the caller's compiled
-masks, with renju's forbidden points: `seats.compiled_masks`), `last_action` int32[];
+0), `terminated`, `truncated`, `legal_action_mask` bool[A] (or the caller's masks, the
+env's `host_masks`, with e.g. renju's forbidden points: `Seat.masks`), `last_action` int32[];
 Faux Go's states add `owner` int8[N, N] and `captures` int32[2], and its env `scores`
 (which the caller passes compiled).
 """
@@ -106,6 +106,7 @@ def game_view(game_id: str, env: Env, state: Any, human: int, moves: list, ai: A
         "your_turn": your_turn,
         "legal": (legal & (not over)).tolist(),
         "forbidden": (forbidden & (not over)).tolist(),
+        "forbidden_note": env.forbidden_note,
         "last_action": int(state.last_action),
         "moves": [m._asdict() for m in moves],
         "over": over,

@@ -20,7 +20,7 @@ KILLS = {"alphazero": "kill@iteration:2", "gmo": "kill@checkpoint_write:2"}
 @pytest.mark.slow
 @pytest.mark.parametrize("algo", sorted(KILLS))
 def test_a_killed_run_resumes_to_the_uninterrupted_one(algo, tmp_path, capsys, monkeypatch):
-    assert set(KILLS) == set(kr.TRAINERS)
+    assert set(KILLS) == set(kr.ALGORITHMS)
     # the tests' shared config of the algorithm (its compiled iteration is the session's)
     monkeypatch.setattr(kr, "SETS", (*ALGO_SETS.get(algo, ()), *kr.SETS))
     t, = kr.run([algo], 2, 1, 0, 0, tmp_path, log=print, points=[KILLS[algo]])

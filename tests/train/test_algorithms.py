@@ -17,7 +17,7 @@ from gomoku_jax import cli, players
 from gomoku_jax.agents import registry as agents
 from gomoku_jax.eval.arena import run_match
 from gomoku_jax.players import run_dir as rd
-from gomoku_jax.train import ALGORITHMS, TRAINERS, load_config, override, preset, train
+from gomoku_jax.train import ALGORITHMS, load_config, override, preset, train
 from gomoku_jax.train.driver import TIMING_KEYS
 
 # Small arenas: the lifecycle, not the strength, is under test.
@@ -36,10 +36,10 @@ def leaves(tree):
 @pytest.mark.slow
 @pytest.mark.parametrize("algo", sorted(ALGORITHMS))
 def test_lifecycle(algo, tmp_path, capsys):
-    cls = TRAINERS[algo]
+    cls = ALGORITHMS[algo]
     config = override(preset(cls.test_preset, algo), [*ALGO_SETS.get(algo, ()), *SETS])
     assert config.algo == algo and isinstance(config, cls.Config)
-    assert ALGORITHMS[algo] is cls.Config
+    assert ALGORITHMS.config(algo) is cls.Config
     whole, killed = tmp_path / "whole", tmp_path / "killed"
 
     summary = train(config, whole, progress=False)
@@ -69,7 +69,7 @@ def test_lifecycle(algo, tmp_path, capsys):
 
     # load it to play: the algorithm's kind of network and its own agent
     player = players.load(killed)
-    assert isinstance(player, players.PLAYERS[config.player])
+    assert isinstance(player, players.NETWORKS[config.player])
     assert (player.step, player.algo, player.game) == (3, algo, config.game)
     agent = player.agent()
     assert player.plays(agent) and player.params_for(agent) is player.variables

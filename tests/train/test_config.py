@@ -14,12 +14,12 @@ from gomoku_jax.games.pgx_adapter import PgxGame
 from gomoku_jax.nets.resnet import NetConfig
 from gomoku_jax.search import PUCT, Gumbel, PureMCTS
 from gomoku_jax.train import preset
+from gomoku_jax.train.algorithms import presets_of
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
-from gomoku_jax.train.alphazero.presets import PRESETS
 from gomoku_jax.train.config import override, resumable, resumable_changes, valid_keys
 
 
-@pytest.mark.parametrize("name", sorted(PRESETS))
+@pytest.mark.parametrize("name", sorted(presets_of("alphazero")))
 def test_presets_round_trip(name):
     cfg = preset(name)
     assert AlphaZeroConfig.from_dict(cfg.to_dict()) == cfg

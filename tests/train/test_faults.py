@@ -19,23 +19,23 @@ from train_configs import ALGO_SETS
 
 from gomoku_jax import cli, players
 from gomoku_jax.players import run_dir as rd
-from gomoku_jax.train import TRAINERS, checkpoint, failpoints, override, preset, train
+from gomoku_jax.train import ALGORITHMS, checkpoint, failpoints, override, preset, train
 from gomoku_jax.train.driver import TIMING_KEYS
 from gomoku_jax.train.finite import NonFiniteError, all_finite
 from gomoku_jax.train.lock import RunDirBusy, run_lock
 
-ALGOS = sorted(TRAINERS)
+ALGOS = sorted(ALGORITHMS)
 SETS = ["eval.opponents="]  # the test presets: 2 iterations, a checkpoint after each
 
 
 def config_of(algo, *sets):
-    return override(preset(TRAINERS[algo].test_preset, algo),
+    return override(preset(ALGORITHMS[algo].test_preset, algo),
                     [*ALGO_SETS.get(algo, ()), *SETS, *sets])
 
 
 def cli_args(algo, run):
     sets = [x for s in (*ALGO_SETS.get(algo, ()), *SETS) for x in ("--set", s)]
-    return ["train", "--algo", algo, "--preset", TRAINERS[algo].test_preset, "--run-dir",
+    return ["train", "--algo", algo, "--preset", ALGORITHMS[algo].test_preset, "--run-dir",
             str(run), *sets, "--no-progress"]
 
 

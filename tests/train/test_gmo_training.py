@@ -21,7 +21,6 @@ from gomoku_jax.train import RunSection, augment, override
 from gomoku_jax.train.driver import TIMING_KEYS
 from gomoku_jax.train.gmo import data as gmo_data
 from gomoku_jax.train.gmo.config import DataSection, GMOTrainConfig
-from gomoku_jax.train.gmo.presets import PRESETS
 from gomoku_jax.train.gmo.trainer import GMOTrainer, losses
 
 TEST = train.preset("gmo_test", "gmo")  # 7×7 four in a row, a tiny GMO, random players
@@ -294,7 +293,9 @@ def test_sections_built_directly_validate_their_fields(section, kw, message):
 
 
 def test_configs_round_trip_and_list_their_keys(capsys):
-    assert train.algorithm("gmo") is GMOTrainer and GMOTrainer.PRESETS is PRESETS
+    PRESETS = train.presets_of("gmo")
+    assert train.algorithm("gmo") is GMOTrainer and set(PRESETS) == {
+        "gmo_quick", "gmo_fauxgo", "gmo_gpu", "gmo_test"}
     assert GMOTrainer.Config is GMOTrainConfig and GMOTrainer.test_preset == "gmo_test"
     assert GMOTrainer.default_preset in PRESETS
     for name, config in PRESETS.items():

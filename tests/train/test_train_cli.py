@@ -10,7 +10,7 @@ import pytest
 from gomoku_jax import cli
 from gomoku_jax.players import run_dir as rd
 from gomoku_jax.train import load_config, preset
-from gomoku_jax.train.config import override, valid_keys
+from gomoku_jax.train.config import PRESETS, override, valid_keys
 
 SETS = ["replay.synthetic_fraction=0", "eval.every=0", "eval.opponents=random",
         "run.iterations=3"]
@@ -74,6 +74,14 @@ def test_help_mentions_presets(capsys):
     out = capsys.readouterr().out
     for flag in ("--preset", "--set", "--resume", "--stop-after", "--list-keys"):
         assert flag in out
+    # every preset of every registered algorithm, with its note, read from the registry
+    from gomoku_jax.train import algorithms
+
+    lines = out.splitlines()
+    for name in algorithms.presets():
+        note = PRESETS.note(name)
+        assert note, name
+        assert any(line.split() == [name, *note.split()] for line in lines), (name, out)
 
 
 def scalar_tags(log_dir) -> set[str]:

@@ -63,8 +63,13 @@ def stones(view) -> int:
 def test_config_names_the_games_and_agents(client):
     config = client.get("/api/config").json()
     assert config["default_game"] == "gomoku"
-    assert config["games"]["gomoku"]["sizes"] == [5, 20]
-    assert config["games"]["fauxgo"]["sizes"] == [5, 19]
+    assert list(config["games"]) == ["gomoku", "fauxgo"]  # registration order
+    fields = {game: {f["name"]: f for f in g["fields"]} for game, g in config["games"].items()}
+    assert [fields["gomoku"]["board_size"][k] for k in ("kind", "min", "max", "default")] \
+        == ["int", 5, 20, 15]
+    assert [fields["fauxgo"]["board_size"][k] for k in ("min", "max", "default")] == [5, 19, 9]
+    assert fields["fauxgo"]["komi"]["kind"] == "float" and fields["fauxgo"]["komi"]["step"] == 0.5
+    assert config["games"]["fauxgo"]["title"] == "Faux Go"
     assert config["games"]["gomoku"]["agent"] == "random"  # --agent plays every game it can
 
 

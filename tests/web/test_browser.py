@@ -181,6 +181,12 @@ def test_gomoku_and_fauxgo_in_the_browser(page, server_url, tmp_path):
     page.goto(f"{server_url}/?game=gomoku&size=7&colour=black")
     page.wait_for_function("document.querySelectorAll('#board .hit').length === 49")
     assert "heuristic" in page.locator("#agent-line").text_content()
+    # the form is built from /api/config: every game the page plays, each game's fields
+    assert page.locator("#game option").evaluate_all("os => os.map(o => [o.value, o.text])") \
+        == [["gomoku", "Gomoku"], ["fauxgo", "Faux Go"]]
+    assert [page.locator(f"#{i}").get_attribute("min") for i in ("board-size", "win-length")] \
+        == ["5", "3"]
+    assert "In a row to win" in page.locator("#win-length-label").text_content()
     start_game(page, "gomoku", 7, rule="freestyle", colour="black")
     assert "Your move" in page.locator("#status").text_content()
     assert page.locator("#pass").is_hidden()
@@ -257,7 +263,8 @@ def test_gomoku_and_fauxgo_in_the_browser(page, server_url, tmp_path):
     # Faux Go, 5x5: a few placements, then passes until the game ends (2 N^2 plies at most)
     start_game(page, "fauxgo", 5, komi=0.5, colour="black")
     assert page.locator("#pass").is_visible() and page.locator("#scores-panel").is_visible()
-    assert page.locator("#rule").is_hidden()
+    assert page.locator("#rule").is_hidden() and page.locator("#win-length").is_hidden()
+    assert page.locator("#komi").get_attribute("step") == "0.5"
     for turn in range(6):
         if banner_shown(page):
             break

@@ -89,10 +89,12 @@ SCENES = {
 
 def test_the_rule_selector_offers_every_rule(client):
     gomoku = client.get("/api/config").json()["games"]["gomoku"]
-    assert gomoku["rules"] == list(RULES) and list(gomoku["rule_notes"]) == list(RULES)
-    assert all(isinstance(note, str) and note and "\n" not in note
-               for note in gomoku["rule_notes"].values())
-    assert "double-three" in gomoku["rule_notes"]["renju"]
+    rule = next(f for f in gomoku["fields"] if f["name"] == "rule")
+    assert rule["kind"] == "choice" and rule["default"] == "freestyle"
+    notes = {c["value"]: c["note"] for c in rule["choices"]}
+    assert list(notes) == list(RULES)
+    assert all(isinstance(note, str) and note and "\n" not in note for note in notes.values())
+    assert "double-three" in notes["renju"]
 
 
 @pytest.mark.parametrize("rule", RULES)

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Annotated
 
 from gomoku_jax.configs import Bounds
-from gomoku_jax.games.protocol import GameSpec
+from gomoku_jax.games.protocol import FieldInfo, GameSpec
 
 MIN_BOARD_SIZE, MAX_BOARD_SIZE = 5, 19
 MAX_KOMI = 1000.0  # |komi| at most: far beyond any score (N^2 <= 361), exact in float32
@@ -25,6 +25,13 @@ class FauxGoConfig(GameSpec):
     """
 
     id = "fauxgo"
+    # The game's defaults for the layers above (see `GameSpec`).
+    default_agent = "fauxgo_heuristic"  # seed 004's AI
+    playable = ("board_size", "komi")
+    title = "Faux Go"
+    field_info = {"komi": FieldInfo(step=0.5)}
+    traced = ("komi",)  # a leaf of the state: one compiled program plays every komi
+    references = ("random", "fauxgo_heuristic", "pure_mcts:num_simulations=64")
 
     board_size: Annotated[int, Bounds(MIN_BOARD_SIZE, MAX_BOARD_SIZE)] = 9
     komi: Annotated[float, Bounds(-MAX_KOMI, MAX_KOMI)] = 0.0

@@ -8,7 +8,7 @@ from typing import Annotated, Callable, Optional, Union
 import jax
 
 from gomoku_jax.configs import Bounds
-from gomoku_jax.games.protocol import GameSpec
+from gomoku_jax.games.protocol import FieldInfo, GameSpec
 
 RULES = ("freestyle", "exact5", "renju", "caro", "caro_exact5")
 EXACT_RULES = ("exact5", "caro_exact5")  # rules where an overline never wins
@@ -17,6 +17,17 @@ OBSERVATION_FORMS = ("absolute", "canonical")
 PLANE_NAMES = ("none", "patterns", "proximity")
 MIN_BOARD_SIZE, MAX_BOARD_SIZE = 5, 20  # 20: the Gomocup freestyle league's board
 MIN_WIN_LENGTH = 3
+
+# One line per rule, for people choosing one (the web UI's rule selector).
+RULE_NOTES = {
+    "freestyle": "k or more in a row wins, for both sides.",
+    "exact5": "exactly k in a row wins; an overline (more than k) does not.",
+    "renju": "black wins only with exactly five and may not play a double-three, "
+             "double-four or overline (marked x); white wins with five or more.",
+    "caro": "k or more in a row wins unless the opponent's stones block both ends "
+            "(the board's edge is no block).",
+    "caro_exact5": "caro with exactly k in a row.",
+}
 
 # Row / column steps of the four lines through a cell: horizontal, vertical, two diagonals.
 DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
@@ -47,6 +58,14 @@ class GameConfig(GameSpec):
     """
 
     id = "gomoku"
+    # The game's defaults for the layers above (see `GameSpec`).
+    preferred_evaluator = "heuristic"
+    default_agent = "mcts"  # PUCT on the heuristic evaluator with VCF at the root
+    playable = ("board_size", "win_length", "rule")
+    title = "Gomoku"
+    field_info = {"win_length": FieldInfo(label="In a row to win"),
+                  "rule": FieldInfo(choices={rule: RULE_NOTES[rule] for rule in RULES})}
+    references = ("random", "heuristic", "mcts:num_simulations=32")
 
     board_size: Annotated[int, Bounds(MIN_BOARD_SIZE, MAX_BOARD_SIZE)] = 15
     win_length: Annotated[int, Bounds(MIN_WIN_LENGTH)] = 5

@@ -6,20 +6,24 @@ from typing import Iterable, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from gomoku_jax.games import symmetry
 from gomoku_jax.games.board import BoardEnv
 from gomoku_jax.games.gomoku import positions, rules, threat_moves, vct_moves
 from gomoku_jax.games.gomoku.config import FeaturePlane, GameConfig
-from gomoku_jax.games.gomoku.features.proximity import proximity_mask
+from gomoku_jax.games.gomoku.features.proximity import ProximityConfig, proximity_mask
+from gomoku_jax.games.gomoku.forbidden import RENJU_NOTE, renju_cells
 from gomoku_jax.games.gomoku.observe import observe
 from gomoku_jax.games.gomoku.openings import DEFAULT_OPENINGS, opening_actions
 from gomoku_jax.games.gomoku.render import to_svg, to_text
-from gomoku_jax.games.gomoku.state import State
+from gomoku_jax.games.gomoku.state import BLACK, State
 from gomoku_jax.games.gomoku.tactical_examples import tactical_examples
 from gomoku_jax.games.protocol import Examples
 
 VERSION = "v1"
+OPENING = ProximityConfig()  # its opening_stones: the engines' opening rule's extent
+NEAR = 2  # in the opening, moves within this Chebyshev distance of a stone
 
 
 class Gomoku(BoardEnv):
@@ -43,7 +47,8 @@ class Gomoku(BoardEnv):
 
     Hooks: the D4 symmetries, seed 000's proximity mask as candidate weights, the 8
     three-stone openings, the synthetic tactical training examples (seed 000 level 3), VCF
-    at the root for play (`forcing_moves`).
+    at the root for play (`forcing_moves`); for people, `OpeningGomoku` (`for_people`) and
+    renju's forbidden points (`host_masks`).
     All methods are pure functions of their arguments; batch them with `jax.vmap`.
     """
 
@@ -114,6 +119,24 @@ class Gomoku(BoardEnv):
         """Seed 000's tactical examples (complete-five and block-four), see `tactical.py`."""
         return tactical_examples(self.config, key, num)
 
+    def for_people(self) -> "OpeningGomoku":
+        """This game as `OpeningGomoku` (the search's prior follows the engines' opening
+        rule, as pbrain's)."""
+        return OpeningGomoku.from_config(self.config)
+
+    def host_masks(self, state: State) -> tuple[np.ndarray, np.ndarray]:
+        """Under renju, black's forbidden points with black to move and the game on, and the
+        legal cells that follow (`forbidden.renju_cells`: one compiled scan of the board, not
+        the state's eager mask); other rules: the state's mask, nothing forbidden."""
+        if self.config.rule != "renju":
+            return super().host_masks(state)
+        black = int(state.color) == BLACK and not bool(state.terminated)
+        return renju_cells(np.asarray(state.board), black)
+
+    @property
+    def forbidden_note(self) -> str:
+        return RENJU_NOTE if self.config.rule == "renju" else super().forbidden_note
+
     def to_text(self, state: State) -> str:
         return to_text(state)
 
@@ -135,3 +158,32 @@ class Gomoku(BoardEnv):
         del key
         return positions.from_moves(self.config, moves, allow_terminal=allow_terminal,
                                     black_player=black_player)
+
+
+def opening_weights(board: jax.Array, config: ProximityConfig = OPENING) -> jax.Array:
+    """float32[N, N] candidate weights with the engines' opening rule (jittable): on the
+    empty board 1 / (1 + d), d the Chebyshev distance to the centre (N // 2, N // 2)
+    (seed 000's centre weighting); with 1 .. opening_stones - 1 stones the proximity mask
+    of the first `NEAR` rings only (1.0, 0.5; 0 farther); then seed 000's proximity mask."""
+    n = board.shape[-1]
+    stones = jnp.sum(board != 0)
+    line = jnp.abs(jnp.arange(n) - n // 2)
+    centre = 1.0 / (1.0 + jnp.maximum(line[:, None], line[None, :]).astype(jnp.float32))
+    near = proximity_mask(board, ProximityConfig(distance_weights=config.distance_weights[:NEAR],
+                                                 far_weight=0.0, opening_stones=0))
+    return jnp.where(stones == 0, centre,
+                     jnp.where(stones < config.opening_stones, near, proximity_mask(board,
+                                                                                    config)))
+
+
+class OpeningGomoku(Gomoku):
+    """Gomoku whose candidate weights (the search's prior shaping) follow the engines'
+    opening rule (`opening_weights`) instead of the proximity mask's all-ones opening
+    exception, which had the search answer an empty board at the edge; the game itself is
+    Gomoku's. What plays people and other programs (pbrain, the web UI: `for_people`)."""
+
+    def candidate_weights(self, state) -> jax.Array:
+        return opening_weights(state.board).reshape(-1)
+
+    def for_people(self) -> "OpeningGomoku":
+        return self

@@ -119,6 +119,7 @@ class AlphaZeroConfig(shared.TrainingConfig):
 
     algo: ClassVar[str] = "alphazero"
     player: ClassVar[str] = "policy_value"
+    network_sections: ClassVar[tuple[str, ...]] = ("net",)
 
     def __post_init__(self):
         if self.selfplay.bootstrap_iterations:

@@ -1,5 +1,6 @@
-"""AlphaZero's named configs: `gomoku-jax train --preset NAME`, NAME one of quick, fauxgo,
-gomoku15, gomoku15_cpu, seed, test."""
+"""AlphaZero's named configs: `gomoku-jax train --preset NAME`, NAME one of quick,
+gomoku15_cpu, fauxgo, test, gomoku15, seed (registered in `train.config.PRESETS`);
+each with a note on what it is for (`gomoku-jax train --help` lists them)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from gomoku_jax.train.alphazero.config import (
     ReplaySection,
     SelfPlaySection,
 )
-from gomoku_jax.train.config import RunSection
+from gomoku_jax.train.config import PRESETS, RunSection
 
 # A 2-core CPU in under 4 minutes: 9×9 four in a row (five in a row on 9×9 ends mostly in
 # draws against the heuristic player: too little signal for a few minutes of training), a
@@ -60,44 +61,50 @@ _GOMOKU15_CPU = AlphaZeroConfig(
                      opponents=("random", "heuristic", "mcts:threat_search=0")),
     run=RunSection(iterations=400, checkpoint_every=10))
 
-PRESETS: dict[str, AlphaZeroConfig] = {
-    "quick": _QUICK,
-    "gomoku15_cpu": _GOMOKU15_CPU,
-    # Faux Go 9×9 on a 2-core CPU in about 5 minutes: the quick preset's net, search and
-    # optimiser, no synthetic examples (the game has none), the arena at the end.
-    "fauxgo": dataclasses.replace(
-        _QUICK, game=FauxGoConfig(board_size=9),
-        selfplay=dataclasses.replace(_QUICK.selfplay, num_simulations=32),
-        replay=dataclasses.replace(_QUICK.replay, synthetic_fraction=0.0),
-        eval=EvalSection(every=0, games=32, agent_simulations=64,
-                         opponents=("random", "fauxgo_heuristic",
-                                    "pure_mcts:num_simulations=64")),
-        run=RunSection(iterations=30, checkpoint_every=10)),
-    # Tests: a 7×7 four in a row, the tiny net, a few simulations.
-    "test": AlphaZeroConfig(
-        game=GameConfig(board_size=7, win_length=4, observation="canonical"),
-        net=NET_PRESETS["tiny"],
-        selfplay=SelfPlaySection(games=8, moves=6, num_simulations=4),
-        replay=ReplaySection(capacity=256, synthetic_fraction=0.25, min_size=8),
-        optim=OptimSection(learning_rate=1e-3, batch_size=16, sgd_steps=2),
-        eval=EvalSection(every=0, games=8, agent_simulations=4,
-                         opponents=("random", "previous")),
-        run=RunSection(iterations=2, checkpoint_every=1)),
-    # 15×15 freestyle on a GPU with seed 001's network (10 × 128) in bfloat16.
-    "gomoku15": AlphaZeroConfig(
-        game=GameConfig(board_size=15, win_length=5, observation="canonical"),
-        net=dataclasses.replace(NET_PRESETS["seed"], dtype="bfloat16"),
-        selfplay=SelfPlaySection(games=512, moves=32, num_simulations=128),
-        replay=ReplaySection(capacity=200_000, synthetic_fraction=0.05, min_size=20_000),
-        optim=OptimSection(learning_rate=1e-3, batch_size=1024, sgd_steps=50,
-                           schedule="warmup_cosine", warmup_steps=500, grad_clip=1.0),
-        eval=EvalSection(every=20, games=64, agent_simulations=128,
-                         opponents=("random", "heuristic", "mcts", "previous")),
-        run=RunSection(iterations=2000, checkpoint_every=20)),
-    # Seed 001's schedule as written: 200 episodes, then 50 steps of batch 1024.
-    "seed": AlphaZeroConfig(
-        selfplay=SelfPlaySection(games=200, moves=225, num_simulations=400,
-                                 carry_games=False),
-        run=RunSection(iterations=1000)),
-}
-
+# Each preset registered as every plug-in is (`train.config.PRESETS`), with its one line for
+# `gomoku-jax train --help`.
+PRESETS.register("quick", _QUICK, note="9×9 four in a row on a CPU in minutes: the main job")
+PRESETS.register("gomoku15_cpu", _GOMOKU15_CPU,
+                 note="15×15 freestyle on a 2-core CPU, about an hour: the shipped network's "
+                      "recipe")
+# Faux Go 9×9 on a 2-core CPU in about 5 minutes: the quick preset's net, search and
+# optimiser, no synthetic examples (the game has none), the arena at the end.
+_FAUXGO = dataclasses.replace(
+    _QUICK, game=FauxGoConfig(board_size=9),
+    selfplay=dataclasses.replace(_QUICK.selfplay, num_simulations=32),
+    replay=dataclasses.replace(_QUICK.replay, synthetic_fraction=0.0),
+    eval=EvalSection(every=0, games=32, agent_simulations=64,
+                     opponents=("random", "fauxgo_heuristic",
+                                "pure_mcts:num_simulations=64")),
+    run=RunSection(iterations=30, checkpoint_every=10))
+PRESETS.register("fauxgo", _FAUXGO, note="Faux Go 9×9 on a CPU, about 5 minutes")
+# Tests: a 7×7 four in a row, the tiny net, a few simulations.
+_TEST = AlphaZeroConfig(
+    game=GameConfig(board_size=7, win_length=4, observation="canonical"),
+    net=NET_PRESETS["tiny"],
+    selfplay=SelfPlaySection(games=8, moves=6, num_simulations=4),
+    replay=ReplaySection(capacity=256, synthetic_fraction=0.25, min_size=8),
+    optim=OptimSection(learning_rate=1e-3, batch_size=16, sgd_steps=2),
+    eval=EvalSection(every=0, games=8, agent_simulations=4,
+                     opponents=("random", "previous")),
+    run=RunSection(iterations=2, checkpoint_every=1))
+PRESETS.register("test", _TEST, note="7×7, tiny, for the test suite")
+# 15×15 freestyle on a GPU with seed 001's network (10 × 128) in bfloat16.
+_GOMOKU15 = AlphaZeroConfig(
+    game=GameConfig(board_size=15, win_length=5, observation="canonical"),
+    net=dataclasses.replace(NET_PRESETS["seed"], dtype="bfloat16"),
+    selfplay=SelfPlaySection(games=512, moves=32, num_simulations=128),
+    replay=ReplaySection(capacity=200_000, synthetic_fraction=0.05, min_size=20_000),
+    optim=OptimSection(learning_rate=1e-3, batch_size=1024, sgd_steps=50,
+                       schedule="warmup_cosine", warmup_steps=500, grad_clip=1.0),
+    eval=EvalSection(every=20, games=64, agent_simulations=128,
+                     opponents=("random", "heuristic", "mcts", "previous")),
+    run=RunSection(iterations=2000, checkpoint_every=20))
+PRESETS.register("gomoku15", _GOMOKU15,
+                 note="15×15 freestyle on a GPU, seed 001's 10×128 network in bfloat16")
+# Seed 001's schedule as written: 200 episodes, then 50 steps of batch 1024.
+_SEED = AlphaZeroConfig(
+    selfplay=SelfPlaySection(games=200, moves=225, num_simulations=400,
+                             carry_games=False),
+    run=RunSection(iterations=1000))
+PRESETS.register("seed", _SEED, note="seed 001's schedule as written")

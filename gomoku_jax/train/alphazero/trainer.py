@@ -44,9 +44,12 @@ from gomoku_jax.nets.resnet import NetVars, PolicyValueModel
 from gomoku_jax.players.policy_value import search_agent
 from gomoku_jax.search.evaluators import NetworkEvaluator
 from gomoku_jax.train import augment, optim, replay
-from gomoku_jax.train.alphazero import learner, selfplay
+from gomoku_jax.train.alphazero import (
+    learner,
+    presets,  # noqa: F401  (importing registers them)
+    selfplay,
+)
 from gomoku_jax.train.alphazero.config import AlphaZeroConfig
-from gomoku_jax.train.alphazero.presets import PRESETS
 from gomoku_jax.train.alphazero.samples import Sample, example, from_examples
 from gomoku_jax.train.mesh import Placement, make_mesh
 
@@ -83,8 +86,8 @@ def make_model(config: AlphaZeroConfig) -> PolicyValueModel:
 class AlphaZero:
     """The static side of a run: config, model, optimiser, mesh and the compiled iteration."""
 
-    Config = AlphaZeroConfig  # the registry's: its presets, the default and the tiny one
-    PRESETS, default_preset, test_preset = PRESETS, "quick", "test"
+    Config = AlphaZeroConfig  # the registry's config; its presets' default and tiny one:
+    default_preset, test_preset = "quick", "test"  # (presets: `train.config.PRESETS`)
     progress = (("loss", "loss"), ("v", "value_loss"))  # the progress bar's
 
     def __init__(self, config: AlphaZeroConfig, mesh: Optional[jax.sharding.Mesh] = None):

@@ -107,6 +107,7 @@ class GMOTrainConfig(shared.TrainingConfig):
 
     algo: ClassVar[str] = "gmo"
     player: ClassVar[str] = "gmo"
+    network_sections: ClassVar[tuple[str, ...]] = ("gmo",)
 
     gmo: GMOConfig = GMOConfig()
     data: DataSection = DataSection()

@@ -37,8 +37,8 @@ from gomoku_jax.players.gmo import gmo_agent
 from gomoku_jax.train import augment, optim, replay
 from gomoku_jax.train.alphazero.replay_reader import load_replay
 from gomoku_jax.train.gmo import data as gmo_data
+from gomoku_jax.train.gmo import presets  # noqa: F401  (importing registers them)
 from gomoku_jax.train.gmo.config import SELF, GMOTrainConfig
-from gomoku_jax.train.gmo.presets import PRESETS
 from gomoku_jax.train.mesh import Placement, make_mesh
 
 
@@ -99,7 +99,7 @@ class GMOTrainer:
     iteration."""
 
     Config = GMOTrainConfig
-    PRESETS, default_preset, test_preset = PRESETS, "gmo_quick", "gmo_test"
+    default_preset, test_preset = "gmo_quick", "gmo_test"  # (`train.config.PRESETS`)
     progress = (("nll", "loss"), ("mse", "value_mse"))
 
     def __init__(self, config: GMOTrainConfig):

@@ -104,12 +104,10 @@ function schedulePoll(delay = POLL_MS) {
 function newGame(event) {
   if (event) event.preventDefault();
   const game = $("game").value;
-  const body = { game, board_size: Number($("board-size").value), colour: $("colour").value };
-  if (game === "gomoku") {
-    body.rule = $("rule").value;
-    if (!$("win-length-label").hidden) body.win_length = Number($("win-length").value);
-  } else {
-    body.komi = Number($("komi").value);
+  const body = { game, colour: $("colour").value };
+  for (const field of gameFields(game)) {
+    const value = $(fieldId(field)).value;
+    body[field.name] = field.kind === "int" || field.kind === "float" ? Number(value) : value;
   }
   const previous = state.view && state.view.id;
   return act("POST", "/api/games", body).then(() => {
@@ -227,7 +225,7 @@ function renderBoard() {
   if (last >= 0 && last < n * n) {
     const r = Math.floor(last / n), c = last % n;
     const onBlack = view.board[r][c] > 0;
-    if (view.game === "fauxgo") {
+    if (view.owner) {  // a game that shades enclosures marks the last stone with a ring, as Go does
       el("circle", { class: "last-move ring", "data-action": last, cx: xy(c), cy: xy(r), r: CELL * 0.2 }, svg);
     } else {
       el("circle", { class: `last-move dot${onBlack ? " on-black" : ""}`, "data-action": last,
@@ -235,7 +233,7 @@ function renderBoard() {
     }
   }
 
-  // renju: black's forbidden points (double-three, double-four, overline) as small red crosses
+  // forbidden points (the view's `forbidden`, e.g. renju's for black) as small red crosses
   const arm = CELL * 0.16;
   (view.forbidden || []).forEach((f, a) => {
     if (!f || a >= n * n) return;
@@ -243,7 +241,7 @@ function renderBoard() {
     const cross = el("g", { class: "forbidden", "data-action": a }, svg);
     el("line", { x1: x - arm, y1: y - arm, x2: x + arm, y2: y + arm }, cross);
     el("line", { x1: x - arm, y1: y + arm, x2: x + arm, y2: y - arm }, cross);
-    el("title", {}, cross).textContent = "forbidden for black (renju)";
+    el("title", {}, cross).textContent = view.forbidden_note || "forbidden";
   });
 
   top.slice(0, TOP_LABELS).forEach(([p, a]) => {
@@ -381,9 +379,9 @@ function renderControls() {
   const aiBusy = view && BUSY.has(view.ai.status);
   const humanMoved = view && view.moves.some((m) => m.by === "human");
   $("takeback").disabled = !view || state.busy || aiBusy || !humanMoved;
-  const fauxgo = view && view.pass_action !== null;
-  $("pass").hidden = !fauxgo;
-  $("pass").disabled = !fauxgo || state.busy || !view.your_turn || !view.legal[view.pass_action];
+  const passes = view && view.pass_action !== null;
+  $("pass").hidden = !passes;
+  $("pass").disabled = !passes || state.busy || !view.your_turn || !view.legal[view.pass_action];
   $("new-game").disabled = state.busy;
   $("agent-line").textContent = view ? `You (${view.human}) against the AI: ${view.ai.agent}` : "";
 }
@@ -400,44 +398,97 @@ function render() {
 
 // ---------------------------------------------------------------- new-game form
 
-function syncForm(resetSize) {
-  const game = $("game").value;
+// The form's controls are built from GET /api/config: each game's `fields` (the spec's
+// playable fields) with their kind ("int", "float", "choice", "text"), bounds, step,
+// default, label and notes. A field's control has the id of its name with dashes
+// (board_size: #board-size), its label #<id>-label and its one-line note #<id>-note.
+const fieldId = (field) => field.name.replaceAll("_", "-");
+
+function gameFields(game) {
   const cfg = state.config && state.config.games[game];
-  $("rule-label").hidden = $("rule-note").hidden = game !== "gomoku";
-  $("komi-label").hidden = game !== "fauxgo";
-  $("win-length-label").hidden = !(cfg && cfg.win_lengths);
-  if (!cfg) return;
-  const size = $("board-size");
-  [size.min, size.max] = cfg.sizes;
-  if (resetSize) size.value = cfg.default_size;
-  if (cfg.win_lengths) {
-    [$("win-length").min, $("win-length").max] = cfg.win_lengths;
-    if (resetSize) $("win-length").value = cfg.default_win_length || 5;
-  }
-  if (game === "fauxgo" && resetSize) $("komi").value = cfg.default_komi;
+  return cfg ? cfg.fields : [];
 }
 
-// The selected rule's one-line explanation under the form.
-function syncRuleNote() {
-  const gomoku = state.config && state.config.games.gomoku;
-  $("rule-note").textContent = gomoku ? gomoku.rule_notes[$("rule").value] || "" : "";
+function fieldControl(field) {
+  let control;
+  if (field.kind === "choice") {
+    control = document.createElement("select");
+    control.replaceChildren(...field.choices.map((choice) => {
+      const option = new Option(choice.value.replaceAll("_", " "), choice.value);
+      if (choice.note) option.title = choice.note;
+      return option;
+    }));
+    control.addEventListener("change", syncNotes);
+  } else if (field.kind === "int" || field.kind === "float") {
+    control = document.createElement("input");
+    control.type = "number";
+    control.required = true;
+    if (field.min !== null) control.min = field.min;
+    if (field.max !== null) control.max = field.max;
+    control.step = field.step === null ? "any" : field.step;
+  } else {
+    control = document.createElement("input");
+    control.type = "text";
+  }
+  control.id = fieldId(field);
+  control.value = field.default;
+  return control;
+}
+
+// Rebuilds the selected game's controls at their defaults.
+function syncForm() {
+  const fields = gameFields($("game").value);
+  $("game-fields").replaceChildren(...fields.map((field) => {
+    const label = document.createElement("label");
+    label.id = `${fieldId(field)}-label`;
+    label.append(`${field.label} `, fieldControl(field));
+    return label;
+  }));
+  $("field-notes").replaceChildren(...fields.filter((f) => f.note || f.kind === "choice").map((field) => {
+    const note = document.createElement("p");
+    note.id = `${fieldId(field)}-note`;
+    note.className = "field-note muted small";
+    return note;
+  }));
+  syncNotes();
+}
+
+// Each note under the form: the chosen value's one-line note, else the field's own.
+function syncNotes() {
+  for (const field of gameFields($("game").value)) {
+    const note = $(`${fieldId(field)}-note`);
+    if (!note) continue;
+    const choice = field.kind === "choice" && field.choices.find((c) => c.value === $(fieldId(field)).value);
+    note.textContent = (choice && choice.note) || field.note || "";
+  }
+}
+
+// Sets the form's fields from `values` ({field name: value}; unknown names are ignored).
+function setFields(values) {
+  for (const field of gameFields($("game").value)) {
+    if (values[field.name] !== undefined && values[field.name] !== null) {
+      $(fieldId(field)).value = values[field.name];
+    }
+  }
+  syncNotes();
 }
 
 // A link such as /?game=fauxgo&size=7&komi=0.5&colour=white presets the form (and so the
-// game the page starts with).
+// game the page starts with): a parameter per field name (size: board_size).
 function presetForm(params) {
   if (params.has("game") && state.config.games[params.get("game")]) {
     $("game").value = params.get("game");
-    syncForm(true);
+    syncForm();
   }
-  const fields = { size: "board-size", rule: "rule", komi: "komi", colour: "colour", win_length: "win-length" };
-  for (const [name, id] of Object.entries(fields)) if (params.has(name)) $(id).value = params.get(name);
-  syncRuleNote();
+  const values = Object.fromEntries(params.entries());
+  if (params.has("size") && !params.has("board_size")) values.board_size = params.get("size");
+  if (params.has("colour")) $("colour").value = params.get("colour");
+  setFields(values);
 }
 
 async function init() {
   $("new-game-form").addEventListener("submit", newGame);
-  $("game").addEventListener("change", () => syncForm(true));
+  $("game").addEventListener("change", syncForm);
   $("takeback").addEventListener("click", takeback);
   $("pass").addEventListener("click", pass);
   const analysis = $("show-analysis");
@@ -455,19 +506,10 @@ async function init() {
     render();
     return;
   }
-  const gomoku = state.config.games.gomoku;
-  if (gomoku) {
-    $("rule").replaceChildren(...gomoku.rules.map((rule) => {
-      const option = new Option(rule.replace("_", " "), rule);
-      option.title = gomoku.rule_notes[rule];
-      return option;
-    }));
-    $("rule").value = gomoku.default_rule;
-    $("rule").addEventListener("change", syncRuleNote);
-  }
-  for (const option of $("game").options) option.disabled = !state.config.games[option.value];
+  $("game").replaceChildren(...Object.entries(state.config.games).map(
+    ([game, cfg]) => new Option(cfg.title, game)));
   $("game").value = state.config.default_game;
-  syncForm(true);
+  syncForm();
   presetForm(new URLSearchParams(location.search));
 
   // Reloading the page resumes its game (its id is in the URL) when the server still has it.
@@ -476,11 +518,9 @@ async function init() {
     try {
       const view = await api("GET", `/api/games/${match[1]}`);
       $("game").value = view.game;
-      syncForm(true);
-      $("board-size").value = view.board_size;
+      syncForm();
+      setFields(view.config);
       $("colour").value = view.human;
-      if (view.config.rule) $("rule").value = view.config.rule;
-      syncRuleNote();
       setView(view);
       return;
     } catch (err) {
