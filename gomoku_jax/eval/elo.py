@@ -5,6 +5,9 @@ E(d) = 1 / (1 + 10^(-d / 400)) per game (a draw counting 1/2), so a score s in (
 corresponds to d(s) = -400 log10(1/s - 1): 50% is 0, 75% is +190.85, 90% is +381.7.
 
 Everything here runs on the host in NumPy; the numbers come from a handful of counts.
+`fit_games` (from `gomoku_jax.eval.rating`, re-exported here) fits ratings from one record per
+game instead: a first-move term, Davidson draws, the joint covariance, no prior, and
+separated players reported as one-sided bounds.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import math
 from typing import Optional, Sequence
 
 import numpy as np
+
+from gomoku_jax.eval.rating import GameFit, fit_games  # noqa: F401  (re-exported)
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 _LN10 = math.log(10.0)
