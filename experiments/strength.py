@@ -11,8 +11,11 @@ simulations whose compiled move takes at most the budget; agents without simulat
 it (so `pure_mcts:num_simulations=1000,pure_mcts:num_simulations=5000` plays fixed
 playouts; the report still shows their time per move). Then every pair plays every opening
 with both colours (`gomoku_jax.eval.tournament`), and the report shows the calibration
-table, the Elo ratings, and per pair the W-D-L, the pair score counts, the number of
-distinct games and the paired (pentanomial) Elo interval.
+table, the Elo ratings (one maximum-likelihood fit of every game with its colours,
+`gomoku_jax.eval.elo.fit_games`: a first-move term, intervals from the joint covariance, an
+agent that won or lost every game as a one-sided bound), and per pair the W-D-L, the pair
+score counts, the number of distinct games, the paired (pentanomial) Elo interval (the
+head-to-head claim) and the pair's difference in the joint fit.
 
 What "time per move" means. The arena plays many games in lockstep, a batch of B boards per
 agent call, so the wall time of one ply at batch B is not the time one game would get. The
@@ -44,9 +47,9 @@ START / INFO / BOARD for the opening, then TURN; a move that does not come withi
 plus `--margin-ms`, a crash, an illegal move or an answer that is not a move loses that
 game, and the ladder goes on; a rung whose engine does not START is reported and skipped).
 Every opening is played with both colours; the table per rung: W-D-L, the pair counts, the
-paired Elo (ours minus the rung), time losses and errors of each side, and their mean wall
-milliseconds per move as the manager measured them (writing the command to reading the
-move).
+paired Elo (ours minus the rung: a head-to-head claim, so the paired interval), time losses
+and errors of each side, and their mean wall milliseconds per move as the manager measured
+them (writing the command to reading the move).
 """
 
 from __future__ import annotations

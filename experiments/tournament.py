@@ -4,7 +4,8 @@
         --board-size 9 --games 64 --out table.md --json table.json
 
 Every pair plays each opening with both sides (`gomoku_jax.eval.arena`); the ratings are
-a Bradley-Terry / Elo maximum-likelihood fit (`gomoku_jax.eval.elo.fit_ratings`).
+one maximum-likelihood fit of every game with its colours and a first-move term
+(`gomoku_jax.eval.elo.fit_games`), with intervals from the joint covariance.
 """
 
 import sys

@@ -147,6 +147,13 @@ def test_no_progress_parses(argv):
     assert not parser.parse_args(argv).no_progress
 
 
+def test_tournament_prior_draws_still_parses():
+    """The flag of the old totals fit stays for old command lines (ignored, with a note)."""
+    args = cli.build_parser().parse_args(["tournament", "--agents", "random,heuristic",
+                                          "--prior-draws", "1"])
+    assert args.prior_draws == 1.0
+
+
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
@@ -197,6 +204,7 @@ def test_tournament_end_to_end(tmp_path, capsys):
     assert d["game"] == env.describe() and d["games_per_pair"] == 16
     assert [tuple(o) for o in d["openings"]] == list(env.default_openings())
     assert d["ratings"]["random"] == 0.0 and d["anchor"] == "random"
+    assert d["rating_fit"]["method"] == "fit_games" and "first-move advantage" in text
     assert [row["agent"] for row in d["table"]] == sorted(
         ["random", "proximity_random"], key=lambda a: -d["ratings"][a])
 

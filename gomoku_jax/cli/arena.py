@@ -7,6 +7,10 @@
     gomoku-jax arena --checkpoint runs/quick --a trained:num_simulations=256 \\
         --b policy:evaluator=network
 
+The summary gives the Elo difference A - B twice: paired (the colour-swapped game pairs,
+pentanomial: the head-to-head interval) and from the rating fit of the games with their
+colours (`elo.fit_games`, with the fitted first-move advantage and its standard error).
+
 With `--checkpoint` (a run directory of `gomoku-jax train`) the game is the network's:
 the game flags default to the run's, and other values are refused. A progress bar counts
 the games on stderr (not with `--no-progress` or when stderr is not a terminal).

@@ -13,8 +13,11 @@ per run: --iterations N, or --seconds S of training time (iterations' own wall t
 compilation, checkpoints and rating not counted). Every checkpoint is rated with the same
 agent (--eval-agent) against the same references, on the game's openings with both
 colours; the references also play each other, and one Elo scale is fitted with the first
-reference at 0. An arm's cell is the mean over seeds with a 95% interval that counts both
-the seed-to-seed spread and the rating games' noise (see docs/compare.md).
+reference at 0 (one maximum-likelihood fit over every game, with a first-move term and
+repeated games weighted down). An arm's cell is the mean over seeds with a 95% interval from
+the seeds' variance pooled across arms at that point; the report adds the differences
+between arms at the last point and the arms' gains with Holm and simultaneous intervals
+for each family, and the smallest difference the design can detect (`compare.stats`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,13 @@ from typing import Optional
 from gomoku_jax import progress
 from gomoku_jax.agents.specs import split_specs
 from gomoku_jax.compare import report, runner
-from gomoku_jax.compare.spec import Budget, Comparison, default_references, parse_arm
+from gomoku_jax.compare.spec import (
+    Budget,
+    Comparison,
+    default_ladder,
+    default_references,
+    parse_arm,
+)
 from gomoku_jax.train import algorithms
 
 DEFAULT_EVAL_AGENT = "mcts:evaluator=network,num_simulations=32,threat_search=0"
@@ -58,9 +67,18 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                         help="with --seconds: run.iterations (the schedule's length and a "
                              "cap; default: the preset's)")
     parser.add_argument("--references", metavar="SPECS",
-                        help="the reference agents, comma-separated, the first rated 0 "
-                             "(default: the game's, e.g. gomoku: random,heuristic,"
+                        help="the reference agents, comma-separated, the first rated 0; "
+                             "with --ladder the ladder's candidates, weakest first "
+                             "(default: the game's ladder candidates; with --no-ladder the "
+                             "game's fixed references, e.g. gomoku: random,heuristic,"
                              "mcts:num_simulations=32)")
+    parser.add_argument("--ladder", action=argparse.BooleanOptionalAction, default=None,
+                        help="rate against a calibrated reference ladder, neighbours at most "
+                             "--ladder-gap Elo apart, extended as checkpoints climb, and let "
+                             "the last point's checkpoints play each other (default: on "
+                             "unless --references is given; see docs/compare.md)")
+    parser.add_argument("--ladder-gap", type=float, default=250.0, metavar="ELO",
+                        help="the widest gap between neighbouring rungs (default 250)")
     parser.add_argument("--eval-agent", default=DEFAULT_EVAL_AGENT, metavar="SPEC",
                         help=f"the agent every checkpoint plays with (default "
                              f"{DEFAULT_EVAL_AGENT}; a GMO run: gmo)")
@@ -86,13 +104,17 @@ def spec_from_args(args: argparse.Namespace) -> Comparison:
     kind, amount = (("iterations", args.iterations) if args.iterations is not None
                     else ("seconds", args.seconds))
     base = algorithms.preset(args.preset, args.algo)
-    references = (tuple(split_specs([args.references])) if args.references
-                  else default_references(base.game.id))
+    ladder = args.ladder if args.ladder is not None else not args.references
+    if args.references:
+        references = tuple(split_specs([args.references]))
+    else:
+        references = (default_ladder if ladder else default_references)(base.game.id)
     return Comparison(preset=args.preset, algo=args.algo, base=tuple(args.base),
                       arms=tuple(parse_arm(a) for a in args.arm), seeds=seed_list,
                       budget=Budget(kind, amount, args.points), references=references,
                       eval_agent=args.eval_agent, games=args.games, seed=args.seed,
-                      max_iterations=args.max_iterations)
+                      max_iterations=args.max_iterations, ladder=ladder,
+                      ladder_gap=args.ladder_gap)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -1,5 +1,10 @@
 """`gomoku-jax tournament`: a round robin over agent specs, with an Elo table.
 
+The ratings are one maximum-likelihood fit of every game with its colours (`elo.fit_games`:
+a first-move term, no prior, intervals from the joint covariance; an agent that won or lost
+every game shows as a one-sided bound), the first agent (or `--anchor`) at 0; each pair also
+gets its paired (head-to-head) interval.
+
     gomoku-jax tournament --agents random,proximity_random,heuristic --board-size 9 \\
         --games 64 --out table.md --json table.json
     gomoku-jax tournament --game pgx/connect_four --agents random,mcts,gumbel,pure_mcts
@@ -11,6 +16,7 @@ on stderr (not with `--no-progress` or when stderr is not a terminal).
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Optional
 
 import jax
@@ -35,10 +41,9 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
                         help="games per pair, rounded up to a multiple of 2 x the number of "
                              "openings (default 64)")
     parser.add_argument("--anchor", metavar="AGENT",
-                        help="the agent rated 0 (default: the mean rating is 0)")
-    parser.add_argument("--prior-draws", type=float, default=1.0,
-                        help="virtual draws per pair in the Elo fit (default 1; 0 = plain "
-                             "maximum likelihood, infinite for a perfect score)")
+                        help="the agent rated 0 (default: the first agent)")
+    # Kept so that old command lines still run: the fit has no prior any more.
+    parser.add_argument("--prior-draws", type=float, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--out", metavar="FILE", help="write the markdown tables here")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     progress.add_argument(parser)
@@ -56,8 +61,6 @@ def main(args: argparse.Namespace) -> int:
         entrants = [(s, make_agent(s, network).bind(env)) for s in specs]
         params = {} if network is None else {s: network.params_for(a) for s, a in entrants}
         g = per_opening_colour(args.games, len(openings or env.default_openings()))
-        if args.prior_draws < 0:
-            raise ValueError(f"--prior-draws must be >= 0, got {args.prior_draws}")
         if args.anchor is not None and args.anchor not in specs:
             raise ValueError(f"--anchor {args.anchor!r} is not one of the agents {specs}")
         if len(specs) < 2:
@@ -65,6 +68,10 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise SystemExit(f"error: {e}")
 
+    if args.prior_draws is not None:
+        print("note: --prior-draws is ignored: the ratings are a plain maximum-likelihood fit "
+              "with no prior (a perfect or a zero score shows as a one-sided bound)",
+              file=sys.stderr)
     pairs, games = len(specs) * (len(specs) - 1) // 2, 2 * g * len(
         openings or env.default_openings())
     print(f"{len(specs)} agents, {pairs} pairs, {games} games per pair:", flush=True)
@@ -81,8 +88,7 @@ def main(args: argparse.Namespace) -> int:
                     f"distinct games  [{seconds:.1f} s]")
 
             result = run_tournament(env, entrants, jax.random.key(args.seed), g, openings,
-                                    params=params, anchor=args.anchor,
-                                    prior_draws=args.prior_draws, progress=report,
+                                    params=params, anchor=args.anchor, progress=report,
                                     on_games=bar.update if shown else None)
     except ValueError as e:
         raise SystemExit(f"error: {e}")

@@ -36,6 +36,12 @@ def default_references(game_id: str) -> tuple[str, ...]:
     return tuple(games.spec_class(game_id).references)
 
 
+def default_ladder(game_id: str) -> tuple[str, ...]:
+    """The candidate rungs of game `game_id`'s reference ladder, weakest first (the first
+    rated 0): its spec's `ladder` (`compare.ladder` chooses the rungs from them)."""
+    return tuple(games.spec_class(game_id).ladder)
+
+
 @dataclasses.dataclass(frozen=True)
 class Arm:
     """One arm: a `name` (letters, digits, `_.+-`: it names run directories) and the
@@ -116,6 +122,11 @@ class Comparison:
     game's balanced openings with both colours; the references play each other too, and
     one Elo scale is fitted over everything (`stats`), `references[0]` at 0.
 
+    With `ladder`, `references` are the *candidates* of a reference ladder (weakest first,
+    the first rated 0): `compare.ladder` calibrates them against each other and rates each
+    checkpoint against a chain of them whose neighbours are at most `ladder_gap` Elo apart,
+    extended as the checkpoints climb; the last point's checkpoints also play each other.
+
     `max_iterations`: a seconds budget's `run.iterations` (its schedule's length; default:
     the preset's), which the run stops at if the seconds last that long."""
 
@@ -130,6 +141,8 @@ class Comparison:
     base: tuple[str, ...] = ()
     seed: int = 0
     max_iterations: Optional[int] = None
+    ladder: bool = False
+    ladder_gap: float = 250.0
 
     def __post_init__(self):
         if not self.arms:
@@ -149,6 +162,13 @@ class Comparison:
         configs.check_int("games", self.games, 1)
         if self.max_iterations is not None:
             configs.check_int("max_iterations", self.max_iterations, 1)
+        if not isinstance(self.ladder, bool):
+            raise ValueError(f"ladder must be True or False, got {self.ladder!r}")
+        if not (isinstance(self.ladder_gap, (int, float)) and not isinstance(
+                self.ladder_gap, bool) and math.isfinite(self.ladder_gap)
+                and self.ladder_gap > 0):
+            raise ValueError(f"ladder_gap must be a positive number of Elo points, got "
+                             f"{self.ladder_gap!r}")
         algorithms.preset(self.preset, self.algo)  # ValueError listing the presets
 
     def base_config(self) -> Any:

@@ -5,8 +5,11 @@ default the game's `default_openings()`), each repeated `games_per_opening_colou
 and plays them twice with one compiled match (a loop over the whole batch): once
 with A as the game's first player, once with B (A passing its first turn). The result
 counts A's wins, draws and losses, in total, per side and per opening, with A's score and
-the Elo difference A - B with its 95% interval (`elo.estimate`). It works for any game of
-the platform.
+two estimates of the Elo difference A - B: the head-to-head interval from the colour-swapped
+game pairs (`MatchResult.elo_paired`, pentanomial: `elo.estimate_pairs`), and the rating
+fit of the games with their colours (`MatchResult.elo_fit`: `elo.fit_games` over A and B
+with a first-move term, which both colours make identifiable). It works for any game of the
+platform.
 
 Progress (`run_match(..., on_games=f)`): the games of a half run in lockstep inside one
 compiled loop, so a count that moved only between calls would tick twice a match. With
@@ -51,6 +54,7 @@ from gomoku_jax.eval.match import (
     max_steps,
     start_match,
 )
+from gomoku_jax.eval.rating import ABOVE, BELOW
 from gomoku_jax.games.protocol import Env, is_over
 from gomoku_jax.markdown import table as markdown_table
 
@@ -110,7 +114,7 @@ class MatchResult:
       per_opening: for each opening, (A's record as first, A's record as second).
       mean_length: the mean number of moves of the games (openings included).
       elo: the Elo difference A - B with its interval, from the games as if independent
-        (trinomial).
+        (trinomial; kept for its readers: the summary shows `elo_paired` and `elo_fit`).
       pair_points: A's points per game pair, `[opening][replica]`: the game with A first and
         the one with B first from the same opening (replica r of each side), 0 to 2.
       distinct_games: how many of the games differ (see `final_position_keys`).
@@ -137,8 +141,24 @@ class MatchResult:
 
     @property
     def elo_paired(self) -> Optional[elo.PairedEloEstimate]:
-        """The paired (pentanomial) Elo difference A - B (None without pairs)."""
+        """The paired (pentanomial) Elo difference A - B (None without pairs): the
+        head-to-head interval."""
         return None if self.pair_points is None else elo.estimate_pairs(self.pairs)
+
+    def game_records(self, a: int = 0, b: int = 1
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(first, second, score): one record per game as `elo.fit_games` takes them, A as
+        player `a` and B as `b` (see `game_records`)."""
+        return game_records(self.as_first, self.as_second, a, b)
+
+    @functools.cached_property
+    def elo_fit(self) -> elo.GameFit:
+        """The rating fit of this match: `elo.fit_games` over its games with their colours,
+        players (A, B), B the anchor, so `ratings[0]` (with `lower[0]`, `upper[0]`,
+        `covariance[0, 0]` and `status[0]`) is A - B, and `first_move` the fitted
+        advantage of the game's first player. A sweep makes A "above" or "below" B: an
+        infinite estimate with a one-sided bound."""
+        return elo.fit_games(*self.game_records(), num_players=2, anchor=1)
 
     @property
     def record(self) -> Record:
@@ -186,6 +206,7 @@ class MatchResult:
             "pair_points": None if self.pair_points is None else [
                 list(p) for p in self.pair_points],
             "elo_paired": None if self.pair_points is None else self.elo_paired.to_dict(),
+            "elo_fit": fit_to_dict(self.elo_fit, 0),
             "distinct_games": self.distinct_games,
             "openings": [{"actions": list(o), "moves": t, "a_first": f.to_dict(),
                           "a_second": sec.to_dict()}
@@ -194,15 +215,10 @@ class MatchResult:
         }
 
     def summary(self) -> str:
-        """A few lines of text: the game, A's record, score, per-side results and Elo."""
+        """A few lines of text: the game, A's record, score, per-side results, and the Elo
+        difference A - B twice: paired (the head-to-head interval) and from the rating fit
+        (with the first-move advantage)."""
         o, moves = len(self.openings), len(self.openings[0])
-        e = self.elo
-        if math.isinf(e.diff):
-            interval = (f"{elo.format_elo(e)} ({e.confidence:.0%} one-sided bound: a "
-                        f"{e.score:.0%} score has no finite estimate)")
-        else:
-            interval = (f"{e.diff:+.1f} ± {e.margin:.1f} ({e.confidence:.0%} interval "
-                        f"{e.lower:+.1f} .. {e.upper:+.1f})")
         lines = [
             f"{self.agent_a} vs {self.agent_b}: {self.game_label}, {self.games} games = {o} "
             f"opening{'s' * (o != 1)} of {moves} move{'s' * (moves != 1)} x 2 sides x "
@@ -210,14 +226,30 @@ class MatchResult:
             f"  {self.agent_a}: {self.wins} won, {self.draws} drawn, {self.losses} lost; "
             f"score {self.score:.1%}",
             f"  as first player {self.as_first} (W-D-L), as second {self.as_second}",
-            f"  Elo difference {self.agent_a} - {self.agent_b}: {interval}",
-            f"  mean game length {self.mean_length:.1f} moves",
         ]
+        name = f"{self.agent_a} - {self.agent_b}"
         if self.pair_points is not None:
             p = self.elo_paired
-            lines.append(f"  paired: {p.pairs} pairs scoring 0/½/1/1½/2: "
-                         f"{'/'.join(map(str, p.counts))}; Elo {elo.format_paired(p)} "
-                         f"({p.confidence:.0%}{', one-sided' if p.method == 'exact' else ''})")
+            lines.append(f"  Elo difference {name}, paired (the head-to-head interval): "
+                         f"{elo.format_paired(p)} ({p.confidence:.0%}"
+                         f"{', one-sided' if p.method == 'exact' else ''}; pentanomial over "
+                         f"{p.pairs} colour-swapped pairs scoring 0/½/1/1½/2: "
+                         f"{'/'.join(map(str, p.counts))})")
+        else:  # no pairs recorded: the games as if independent
+            e = self.elo
+            if math.isinf(e.diff):
+                interval = (f"{elo.format_elo(e)} ({e.confidence:.0%} one-sided bound: a "
+                            f"{e.score:.0%} score has no finite estimate)")
+            else:
+                interval = (f"{e.diff:+.1f} ± {e.margin:.1f} ({e.confidence:.0%} interval "
+                            f"{e.lower:+.1f} .. {e.upper:+.1f})")
+            lines.append(f"  Elo difference {name}, games as if independent: {interval}")
+        f = self.elo_fit
+        one_sided = ", one-sided" if f.status[0] in (ABOVE, BELOW) else ""
+        lines.append(f"  Elo difference {name}, rating fit (the games with their colours and "
+                     f"a first-move term): {format_fit(f, 0)} ({f.confidence:.0%}{one_sided}); "
+                     f"first-move advantage {format_first_move(f)}")
+        lines.append(f"  mean game length {self.mean_length:.1f} moves")
         if self.distinct_games is not None:
             lines.append(f"  distinct games: {self.distinct_games} of {self.games}")
         return "\n".join(lines)
@@ -228,6 +260,62 @@ class MatchResult:
                 for i, (text, (f, sec)) in enumerate(zip(self.opening_text, self.per_opening))]
         return markdown_table(["opening", "moves", f"{self.agent_a} first W-D-L",
                                f"{self.agent_a} second W-D-L", "score"], rows)
+
+
+def game_records(as_first: Record, as_second: Record, a: int = 0, b: int = 1
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One record per game from A's record as the game's first player and as its second:
+    (first: int64[G], second: int64[G], score: float64[G], the first mover's score 1 / ½ / 0),
+    A as player `a`, B as `b`, the arrays `elo.fit_games` takes."""
+    first = np.array([a] * as_first.games + [b] * as_second.games, np.int64)
+    second = np.array([b] * as_first.games + [a] * as_second.games, np.int64)
+    score = np.array([1.0] * as_first.wins + [0.5] * as_first.draws + [0.0] * as_first.losses
+                     # B moved first: B's score is A's loss
+                     + [1.0] * as_second.losses + [0.5] * as_second.draws
+                     + [0.0] * as_second.wins, np.float64)
+    return first, second, score
+
+
+def _number(x: float) -> Optional[float]:
+    """JSON-ready: inf and nan become None."""
+    return float(x) if math.isfinite(x) else None
+
+
+def format_fit(fit: elo.GameFit, i: int) -> str:
+    """Player i's rating in `fit` with its interval: '+118.0 ± 107.9', '0 (anchor)', or for a
+    separated player its one-sided bound: '> +365.2' / '< -365.2'; 'undetermined', or
+    'no games'."""
+    status = fit.status[i]
+    if status == "anchor":
+        return "0 (anchor)"
+    if status == ABOVE:
+        return f"> {fit.lower[i]:+.1f}" if math.isfinite(fit.lower[i]) else "> ? (no bound)"
+    if status == BELOW:
+        return f"< {fit.upper[i]:+.1f}" if math.isfinite(fit.upper[i]) else "< ? (no bound)"
+    if status != "rated":
+        return status
+    return f"{fit.ratings[i]:+.1f} ± {(fit.upper[i] - fit.lower[i]) / 2.0:.1f}"
+
+
+def format_first_move(fit: elo.GameFit) -> str:
+    """'+35.0 Elo (SE 20.0)', or why the fit has none."""
+    if fit.first_move_fitted:
+        return f"{fit.first_move:+.1f} Elo (SE {fit.first_move_se:.1f})"
+    if math.isnan(fit.first_move):
+        return "not identified by these games (fixed at 0)"
+    return "not fitted"
+
+
+def fit_to_dict(fit: elo.GameFit, i: int) -> dict:
+    """JSON-ready: player i's rating in `fit` (for `MatchResult.elo_fit`, A - B) with its
+    interval, standard error and status, and the fit's first-move term and draw model
+    (infinite or undefined values become None)."""
+    se = math.sqrt(fit.covariance[i, i]) if math.isfinite(fit.covariance[i, i]) else math.nan
+    return {"diff": _number(fit.ratings[i]), "lower": _number(fit.lower[i]),
+            "upper": _number(fit.upper[i]), "se": _number(se), "status": fit.status[i],
+            "first_move": _number(fit.first_move), "first_move_se": _number(fit.first_move_se),
+            "first_move_fitted": fit.first_move_fitted, "draws": fit.draws,
+            "confidence": fit.confidence}
 
 
 class CompiledMatch(NamedTuple):

@@ -35,6 +35,14 @@ maximum (for these models the observed and the expected information are equal), 
 standard error of a difference r_i - r_j is sqrt(C_ii + C_jj - 2 C_ij), with the
 opponents' uncertainty and the correlation between the two ratings included.
 
+Weights. `weights` (one per game, > 0) make the likelihood sum_g w_g log P(result_g): a
+game of weight w counts as w games in the estimates and in the information, so the
+covariance is that of sum(w) games. Its use is games that repeat: a match of G games of
+which only D differ (deterministic agents replay an opening move for move) carries about
+D games' information, not G; weighting its games by D / G keeps the match's results and
+gives them the information of D games (exact when every distinct game repeats equally
+often). Weights of 1 are the plain fit; the same games twice at weight 1/2 are the same fit.
+
 Separation. When a player's results cannot be explained by any finite rating (it won, or
 lost, every game against everyone it met, and more generally when a set of players won every
 game against the rest), its maximum-likelihood rating is infinite. The fit finds these
@@ -405,7 +413,8 @@ def _validate(first, second, score, num_players, anchor, draws):
 
 def fit_games(first, second, score, *, num_players: int, anchor: int = 0,
               draws: str = "davidson", first_move: bool = True,
-              confidence: float = 0.95, max_iterations: int = 100) -> GameFit:
+              confidence: float = 0.95, max_iterations: int = 100,
+              weights=None) -> GameFit:
     """Elo ratings, the first-move advantage and their joint covariance from game records.
 
     The model, the standard errors and the treatment of separated players are in the module
@@ -422,16 +431,32 @@ def fit_games(first, second, score, *, num_players: int, anchor: int = 0,
       first_move: fit the first-move advantage h (True) or fix it at 0.
       confidence: the level of `lower` / `upper` and of the separated players' bounds.
       max_iterations: Newton steps at most.
+      weights: optional float[G] > 0, each game's weight in the likelihood (default 1): a
+        game of weight w counts as w games, in the estimates and in the information, so the
+        covariance is that of sum(weights) games (weights of 1 change nothing; every game
+        twice at weight 1/2 is the same fit). For games known to repeat, e.g. a match whose
+        G games hold D distinct ones, weight D / G gives the match the information of its
+        distinct games. `games` still counts games played.
     Returns:
       A `GameFit` (float64 arrays of shape [P] and [P, P]).
     Raises:
       ValueError: arrays of different lengths or not 1-D, indices outside 0..P-1, a player
-        listed as its own opponent, scores other than 0 / 0.5 / 1, an anchor with no games.
+        listed as its own opponent, scores other than 0 / 0.5 / 1, an anchor with no games,
+        weights that are not finite and positive or not one per game.
         Data the model cannot fit do not raise: separated players get bounds, an
         undetermined first-move advantage is fixed at 0 (`first_move_fitted`), and
         Davidson's model falls back to half points when it has no finite maximum (`draws`).
     """
     first, second, score, p = _validate(first, second, score, num_players, anchor, draws)
+    if weights is None:
+        weight = np.ones(len(score))
+    else:
+        weight = np.asarray(weights, np.float64)
+        if weight.shape != score.shape:
+            raise ValueError(f"weights must have one entry per game ({len(score)}), got "
+                             f"shape {weight.shape}")
+        if not np.all(np.isfinite(weight) & (weight > 0)):
+            raise ValueError("weights must be finite and positive")
     z = _z(confidence)
     games = np.bincount(first, minlength=p) + np.bincount(second, minlength=p)
     if games[anchor] == 0:
@@ -441,9 +466,10 @@ def fit_games(first, second, score, *, num_players: int, anchor: int = 0,
     # Aggregate by (first, second) cell.
     key = first * p + second
     cells_key, inv = np.unique(key, return_inverse=True)
-    w = np.bincount(inv, score == 1.0, minlength=len(cells_key))
-    d = np.bincount(inv, score == 0.5, minlength=len(cells_key))
-    l = np.bincount(inv, score == 0.0, minlength=len(cells_key))
+    w = np.bincount(inv, weight * (score == 1.0), minlength=len(cells_key))
+    d = np.bincount(inv, weight * (score == 0.5), minlength=len(cells_key))
+    l = np.bincount(inv, weight * (score == 0.0), minlength=len(cells_key))
+    played = np.bincount(inv, minlength=len(cells_key))
     cf, cs = cells_key // p, cells_key % p
 
     # Separation: strongly connected components of "scored against" (a draw goes both ways).
@@ -455,7 +481,7 @@ def fit_games(first, second, score, *, num_players: int, anchor: int = 0,
     graph = csr_matrix((np.ones(len(scored)), (scored, conceded)), shape=(p, p))
     _, comp = connected_components(graph, directed=True, connection="strong")
     inside = comp[cf] == comp[cs]
-    separated_games = int(np.sum((w + d + l)[~inside]))
+    separated_games = int(np.sum(played[~inside]))
 
     # h is fitted unless the games cannot determine it: then it is fixed at 0 (and reported
     # as nan), which leaves the ratings' separation analysis above exact.

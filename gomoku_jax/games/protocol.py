@@ -145,7 +145,15 @@ class GameSpec:
     komi)."""
 
     references: ClassVar[tuple[str, ...]] = ("random", "pure_mcts:num_simulations=64")
-    """The agent specs `compare` rates a comparison's runs against by default."""
+    """The fixed agent specs `compare --no-ladder` rates a comparison's runs against."""
+
+    ladder: ClassVar[tuple[str, ...]] = (
+        "random", *(f"pure_mcts:num_simulations={n}" for n in (16, 32, 64, 128, 256, 512,
+                                                               1024)))
+    """The candidate rungs of `compare`'s reference ladder (`compare.ladder`), weakest first
+    as far as known (the calibration sorts them by their games; the first is rated 0).
+    Candidates are calibrated only as the checkpoints climb, so strong, slow ones at the end
+    cost nothing until a checkpoint reaches them."""
 
     def __post_init__(self):
         configs.validate(self, "game")

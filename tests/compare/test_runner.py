@@ -77,25 +77,47 @@ def test_kill_then_resume_does_each_thing_once(comparison):
 def test_outputs(comparison):
     out, _, _ = comparison
     table = (out / "results.md").read_text()
-    assert "| arm | 50% | 100% |" in table
-    for arm in "ab":  # a row in the Elo, cost, differences and overrides tables
-        assert sum(line.startswith(f"| {arm} |") for line in table.splitlines()) == 4
+    assert "| arm | 50% | 100% | gain 50% → 100% |" in table
+    for arm in "ab":  # a row in the Elo, distinct games, cost and overrides tables at least
+        assert sum(line.startswith(f"| {arm} |") for line in table.splitlines()) >= 4
     assert "| proximity_random |" in table
+    # 2 arms x 2 seeds x 16 games a checkpoint: the report says it resolves nothing.
+    assert ("This run cannot separate the arms" in table
+            or "The arms cannot be compared" in table)
     data = json.loads((out / "results.json").read_text())
-    assert data["references"]["random"] == 0.0
+    assert data["references"]["random"]["elo"] == 0.0 and data["fit"]["anchor"] == "random"
     assert len(data["checkpoints"]) == 8
+    rows = runner.Store(out / runner.MATCHES_FILE).rows
+    games: dict[str, int] = {}
+    for r in rows:
+        for name in (r["a"], r["b"]):
+            games[name] = games.get(name, 0) + r["wins"] + r["draws"] + r["losses"]
+    assert data["fit"]["games"] == sum(games.values()) // 2
+    for r in rows:  # per-colour records that add up, and the distinct games
+        for k in ("wins", "draws", "losses"):
+            assert r["as_first"][k] + r["as_second"][k] == r[k]
+        assert 1 <= r["distinct_games"] <= r["wins"] + r["draws"] + r["losses"]
+    for c in data["checkpoints"]:
+        assert c["games"] == games[c["label"]] and 1 <= c["distinct_games"] <= c["games"]
+        assert (c["elo"] is None) == (c["status"] not in ("rated", "anchor"))
     for arm in ("a", "b"):
         curve = data["arms"][arm]
         assert [p["point"] for p in curve] == [1, 2]
         assert [p["iteration"] for p in curve] == [1.0, 2.0]
         for p in curve:
-            assert len(p["ratings"]) == 2 and p["lower"] <= p["mean"] <= p["upper"]
-            assert p["seconds"] >= 0.0
-    assert set(data["gains"]) == {"a", "b"} and set(data["differences"]) == {"a", "b"}
-    ab, ba = data["differences"]["b"]["a"], data["differences"]["a"]["b"]
-    assert ab["mean"] == pytest.approx(-ba["mean"]) and ab["margin"] == pytest.approx(
-        ba["margin"])
-    assert "row − column" in table and "gain 50% → 100%" in table
+            assert len(p["ratings"]) == 2 and p["seconds"] >= 0.0
+            assert p["training_seconds"]["min"] <= p["seconds"] <= p["training_seconds"]["max"]
+            if p["in_range"]:
+                assert p["lower"] <= p["mean"] <= p["upper"]
+            else:
+                assert p["mean"] is None and "out of range" in table
+    if set(data["differences"]) == {"a", "b"}:
+        ab, ba = data["differences"]["b"]["a"], data["differences"]["a"]["b"]
+        assert ab["mean"] == pytest.approx(-ba["mean"]) and ab["margin"] == pytest.approx(
+            ba["margin"])
+        assert "row − column" in table and "Holm p" in table
+        assert data["families"][0]["kind"] == "differences"
+    assert "What this design can resolve" in table or not data["families"]
     png = (out / "curves.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
@@ -134,6 +156,24 @@ def test_a_seconds_budget(comparison, tmp_path):
     assert len(records) == 1 and runner.clock(records) >= 1e-3
     assert analysis["arms"]["a"][0]["iteration"] == 1.0
     assert "training seconds per run" in report.markdown(analysis)
+
+
+def test_a_seconds_budget_stops_before_an_iteration_would_cross_it():
+    """Iterations of 2 s (the first 30 s, 28 of them compiling): a 7 s budget stops after
+    the third (6 s; a fourth would end at 8 s), never after crossing it."""
+    records = [{"seconds": 30.0, "compile_seconds": 28.0}, {"seconds": 2.0},
+               {"seconds": 2.0, "compile_seconds": 0.0}, {"seconds": 2.0}]
+    assert not runner.budget_reached([], 7.0)
+    stops = [runner.budget_reached(records[:n], 7.0) for n in range(1, 5)]
+    assert stops == [False, False, True, True]
+    assert runner.clock(records[:3]) == 6.0 <= 7.0
+    assert runner.budget_reached(records[:3], 6.0) and not runner.budget_reached(
+        records[:2], 6.0)  # 4 + 2 = 6 ends exactly at the budget: run it
+    # Iterations that get slower: the estimate is the last one's time.
+    slow = [{"seconds": 1.0}, {"seconds": 3.0}]
+    assert runner.budget_reached(slow, 6.5) and not runner.budget_reached(slow, 7.0)
+    # The first iteration always runs, even when it alone is longer than the budget.
+    assert runner.budget_reached(records[:1], 1.0)
 
 
 def test_clock_leaves_out_compilation():

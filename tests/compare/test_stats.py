@@ -1,5 +1,5 @@
-"""compare.stats against independent references: the Elo fit's likelihood, a numerical
-Fisher information, and Student's t."""
+"""compare.stats: match rows into game records, fit_games' weights, the seed pool's floor,
+the families and what a design can resolve, against formulas written out here."""
 
 from __future__ import annotations
 
@@ -7,96 +7,152 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from scipy.stats import t
 
 from gomoku_jax.compare import stats
-from gomoku_jax.eval import elo
+from gomoku_jax.eval import seeds
+from gomoku_jax.eval.rating import fit_games
 
-RESULTS = [stats.Result("a", "b", 10, 4, 6), stats.Result("a", "c", 3, 2, 15),
-           stats.Result("b", "c", 5, 5, 10), stats.Result("x", "a", 6, 0, 10),
-           stats.Result("x", "c", 2, 0, 14)]
-
-
-def log_likelihood(ratings: dict, results, prior_draws=1.0) -> float:
-    """The fit's objective written from the model: points scored and conceded at the
-    logistic expected score, each pair's prior draws counted as half a point each way."""
-    total = 0.0
-    for r in results:
-        p = float(elo.expected_score(ratings[r.a] - ratings[r.b]))
-        points = r.wins + 0.5 * r.draws + 0.5 * prior_draws
-        against = r.losses + 0.5 * r.draws + 0.5 * prior_draws
-        total += points * math.log(p) + against * math.log(1 - p)
-    return total
+ROW = {"a": "x", "b": "y", "wins": 5, "draws": 2, "losses": 3,
+       "as_first": {"wins": 4, "draws": 1, "losses": 0},
+       "as_second": {"wins": 1, "draws": 1, "losses": 3}, "distinct_games": 8}
 
 
-def test_fit_scale_anchors_the_first_name_and_maximises_the_likelihood():
-    names = ["a", "b", "c", "x"]
-    ratings = stats.fit_scale(names, RESULTS)
-    assert ratings["a"] == 0.0
-    best = log_likelihood(ratings, RESULTS)
-    for name in names[1:]:
-        for step in (-5.0, 5.0):
-            moved = dict(ratings, **{name: ratings[name] + step})
-            assert log_likelihood(moved, RESULTS) < best
+def test_expand_keeps_the_colours_and_weights_repeated_games():
+    g = stats.expand([ROW], ["y", "x"])
+    assert len(g.score) == 10 and g.rows == 1 and g.uncoloured_rows == 0
+    assert np.allclose(g.weight, 0.8)  # 8 distinct of 10
+    x_first = g.first == 1
+    assert x_first.sum() == 5 and np.all(g.second[x_first] == 0)
+    # x first: 4 wins, a draw; y first: y won x's 3 losses, drew once, lost x's 1 win
+    assert sorted(g.score[x_first]) == [0.5, 1, 1, 1, 1]
+    assert sorted(g.score[~x_first]) == [0.0, 0.5, 1, 1, 1]
 
 
-def test_fit_scale_adds_up_repeated_pairs():
-    once = stats.fit_scale(["a", "b"], [stats.Result("a", "b", 8, 2, 4)])
-    split = stats.fit_scale(["a", "b"], [stats.Result("a", "b", 5, 1, 2),
-                                         stats.Result("b", "a", 2, 1, 3)])
-    assert once["b"] == pytest.approx(split["b"], abs=1e-6)
+def test_expand_splits_an_old_row_evenly_between_colours():
+    old = {k: v for k, v in ROW.items() if k not in ("as_first", "as_second", "distinct_games")}
+    g = stats.expand([old], ["x", "y"])
+    assert g.uncoloured_rows == 1 and g.unknown_distinct_rows == 1
+    assert len(g.score) == 20 and np.allclose(g.weight, 0.5)
+    for first in (0, 1):  # each colour holds x's whole record at half weight
+        mine = g.first == first
+        x_score = np.where(first == 0, g.score[mine], 1.0 - g.score[mine])
+        assert x_score.sum() == pytest.approx(5 + 0.5 * 2)
+    # With no coloured row, the fit has no first-move term.
+    fit, _ = stats.fit([old, dict(old, a="y", b="z")], ["x", "y", "z"])
+    assert not fit.first_move_fitted
 
 
-def test_game_variance_is_the_inverse_curvature():
-    names = ["a", "b", "c", "x"]
-    ratings = stats.fit_scale(names, RESULTS)
-    h = 1.0
-
-    def ll(v):
-        return log_likelihood(dict(ratings, x=v), RESULTS)
-
-    x = ratings["x"]
-    curvature = -(ll(x + h) - 2 * ll(x) + ll(x - h)) / h ** 2
-    assert stats.game_variance("x", ratings, RESULTS) == pytest.approx(1 / curvature, rel=1e-3)
-    assert math.isinf(stats.game_variance("nobody", ratings, RESULTS))
+def test_row_weight():
+    assert stats.row_weight(ROW) == 0.8
+    assert stats.row_weight({**ROW, "distinct_games": None}) == 1.0
+    assert stats.row_weight({**ROW, "distinct_games": 0}) == 0.1  # at least one game
+    assert stats.row_weight({**ROW, "distinct_games": 99}) == 1.0
 
 
-def test_t_quantile():
-    assert stats.t_quantile(2) == pytest.approx(4.302653, abs=1e-5)
-    assert stats.t_quantile(1) == pytest.approx(12.706205, abs=1e-5)
-    assert stats.t_quantile(0) == pytest.approx(elo.Z95)
+def _games(seed=0, n=400):
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, 4, n)
+    second = (first + rng.integers(1, 4, n)) % 4
+    true = np.array([0.0, 150.0, 300.0, 450.0])
+    d = (true[first] - true[second] + 60.0) * math.log(10) / 400
+    u = rng.random(n)
+    pw = 1 / (1 + np.exp(-d)) * 0.8
+    score = np.where(u < pw, 1.0, np.where(u < pw + 0.2, 0.5, 0.0))
+    return first, second, score
 
 
-def test_arm_point_one_seed_uses_game_noise():
-    p = stats.arm_point([100.0], [400.0])
-    assert p.mean == 100.0 and p.margin == pytest.approx(elo.Z95 * 20.0)
-    assert math.isnan(p.seed_sd) and p.to_dict()["seed_sd"] is None
+@pytest.mark.parametrize("draws", ["davidson", "half"])
+def test_fit_games_weights(draws):
+    first, second, score = _games()
+    plain = fit_games(first, second, score, num_players=4, draws=draws)
+    ones = fit_games(first, second, score, num_players=4, draws=draws,
+                     weights=np.ones(len(score)))
+    assert np.array_equal(plain.ratings, ones.ratings)
+    assert np.array_equal(plain.covariance, ones.covariance)
+    twice = fit_games(np.tile(first, 2), np.tile(second, 2), np.tile(score, 2),
+                      num_players=4, draws=draws, weights=np.full(2 * len(score), 0.5))
+    np.testing.assert_allclose(twice.ratings, plain.ratings, atol=1e-7)
+    np.testing.assert_allclose(twice.covariance, plain.covariance, rtol=1e-7, atol=1e-9)
+    assert twice.first_move == pytest.approx(plain.first_move, abs=1e-7)
+    assert list(twice.games) == [2 * g for g in plain.games]  # games played, unweighted
+    # Weight w on every game: the same estimates, the covariance of w times the games
+    # (Davidson's; the half-point model's dispersion also counts its degrees of freedom).
+    if draws == "half":
+        return
+    half = fit_games(first, second, score, num_players=4, draws=draws,
+                     weights=np.full(len(score), 0.5))
+    np.testing.assert_allclose(half.ratings, plain.ratings, atol=1e-7)
+    np.testing.assert_allclose(half.covariance, 2 * plain.covariance, rtol=1e-6)
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.floats(-800, 800), min_size=2, max_size=6),
-       st.floats(1.0, 1e4))
-def test_arm_point_interval(ratings, game_var):
-    p = stats.arm_point(ratings, [game_var] * len(ratings))
-    s = len(ratings)
-    spread = float(np.var(ratings, ddof=1))
-    expected = stats.t_quantile(s - 1) * math.sqrt(max(spread, game_var) / s)
-    assert p.mean == pytest.approx(np.mean(ratings))
-    assert p.margin == pytest.approx(expected, rel=1e-9, abs=1e-9)
-    assert p.lower <= p.mean <= p.upper
-    # Never narrower than the games' noise alone, nor than the seeds' spread alone.
-    assert p.margin >= stats.t_quantile(s - 1) * math.sqrt(game_var / s) - 1e-9
+@pytest.mark.parametrize("weights, message", [
+    (np.ones(3), "one entry per game"), (np.zeros(400), "finite and positive"),
+    (np.full(400, np.nan), "finite and positive")])
+def test_fit_games_refuses_bad_weights(weights, message):
+    first, second, score = _games()
+    with pytest.raises(ValueError, match=message):
+        fit_games(first, second, score, num_players=4, weights=weights)
 
 
-def test_paired_difference_cancels_what_the_seed_gives_both():
-    """Seeds that move both arms together: the paired interval sees only the differences."""
-    a = [100.0, 300.0, 500.0]
-    b = [150.0, 340.0, 560.0]
-    d = stats.paired_difference(a, b, [100.0] * 3, [100.0] * 3)
-    assert d.mean == pytest.approx(50.0) and d.ratings == (50.0, 40.0, 60.0)
-    assert d.margin == pytest.approx(stats.t_quantile(2) * math.sqrt(200.0 / 3))
-    unpaired = stats.arm_point(b, [100.0] * 3).margin + stats.arm_point(a, [100.0] * 3).margin
-    assert d.margin < unpaired
-    with pytest.raises(ValueError, match="one of each per seed"):
-        stats.paired_difference(a, b[:2], [1.0] * 3, [1.0] * 2)
+def test_pool_floor_is_the_spread_the_games_alone_would_give():
+    values = np.array([[100.0, 104.0, 98.0], [200.0, 201.0, np.nan]])
+    cov = np.full((6, 6), np.nan)
+    block = np.array([[900.0, 100.0, 100.0], [100.0, 900.0, 100.0], [100.0, 100.0, 900.0]])
+    cov[:3, :3] = block
+    cov[3:5, 3:5] = block[:2, :2]
+    pool = stats.pool(values, cov)
+    # E[within-cell sample variance] from games = mean variance - mean covariance = 800.
+    assert pool.game_variance == pytest.approx(800.0)
+    raw = (np.var([100, 104, 98], ddof=1) * 2 + np.var([200, 201], ddof=1)) / 3
+    assert pool.raw_variance == pytest.approx(raw) and pool.variance == pytest.approx(800.0)
+    assert pool.dof == 3 and pool.seed_variance == 0.0
+    d = pool.difference(0, 1)
+    assert float(d.estimate) == pytest.approx(200.5 - 302 / 3)
+    assert float(d.stderr) == pytest.approx(math.sqrt(800.0 * (1 / 3 + 1 / 2)))
+    assert float(d.upper - d.estimate) == pytest.approx(t.ppf(0.975, 3) * float(d.stderr))
+    loose = stats.pool(values, cov, floor=False)
+    assert loose.variance == pytest.approx(raw)
+
+
+def test_pool_with_one_seed_falls_back_to_the_fit():
+    values = np.array([[100.0], [250.0]])
+    cov = np.array([[400.0, 100.0], [100.0, 900.0]])
+    pool = stats.pool(values, cov)
+    assert pool.pooled is None and math.isinf(pool.dof)
+    d = pool.difference(0, 1)
+    assert float(d.estimate) == 150.0
+    assert float(d.stderr) == pytest.approx(math.sqrt(400 + 900 - 200))
+    assert float(d.upper - d.estimate) == pytest.approx(1.959964 * float(d.stderr), rel=1e-6)
+    with pytest.raises(ValueError, match="a seed in every cell"):
+        stats.pool(np.array([[np.nan], [1.0]]), cov)
+
+
+def test_family_adds_holm_and_simultaneous_intervals():
+    intervals = [stats._interval(e, s, 4.0, 0.95) for e, s in ((300.0, 80.0), (50.0, 80.0),
+                                                               (-200.0, 60.0))]
+    fam = stats.family(intervals)
+    ref = seeds.adjust([300.0, 50.0, -200.0], [80.0, 80.0, 60.0], 4.0)
+    assert [f["holm"] for f in fam] == pytest.approx(ref.holm.tolist())
+    assert [f["simultaneous"][0] for f in fam] == pytest.approx(ref.lower.tolist())
+    assert all(f["holm"] >= f["p_value"] for f in fam)
+    assert [f["significant"] for f in fam] == [bool(h <= 0.05) for h in ref.holm]
+
+
+def test_resolution():
+    values = np.array([[0.0, 300.0], [100.0, 500.0]])
+    cov = np.diag([1000.0] * 4)
+    pool = stats.pool(values, cov)
+    d = pool.difference(0, 1)
+    r = stats.resolution([d], pool, [2, 2])
+    half = float(d.upper - d.estimate)
+    assert r["detectable"] == pytest.approx([half, half])
+    # s_p^2 = (300^2 / 2 + 400^2 / 2) / 2 = 62500, games 1000: the seeds dominate and no
+    # number of games halves the interval.
+    assert pool.variance == pytest.approx(62500.0)
+    assert r["dominant"] == "seeds" and r["games_to_halve"] is None
+    assert r["seeds_to_halve"] == [8, 8] and r["unresolved"] == (half > stats.UNRESOLVED_ELO)
+    quiet = stats.pool(np.array([[0.0, 10.0], [100.0, 90.0]]), np.diag([1000.0] * 4))
+    q = stats.resolution([quiet.difference(0, 1)], quiet, [2, 2])
+    # floor binding: all games, so 4x the games halve it
+    assert q["dominant"] == "games" and q["games_to_halve"] == pytest.approx(4.0)

@@ -21,7 +21,7 @@ from conftest import EndCell
 import gomoku_jax
 from gomoku_jax import agents
 from gomoku_jax.agents import Agent
-from gomoku_jax.eval import arena, run_match
+from gomoku_jax.eval import arena, elo, run_match
 from gomoku_jax.eval.match import MatchOutcome
 from gomoku_jax.games.gomoku.openings import DEFAULT_OPENINGS, opening_actions
 
@@ -178,7 +178,12 @@ def test_to_dict_and_summary():
     assert len(d["openings"]) == 8 and d["openings"][0]["actions"] == [24, 17, 33]
     assert d["openings"][0]["moves"] == "(3, 3) (2, 3) (4, 5)"
     assert set(d["elo"]) >= {"diff", "lower", "upper", "margin", "score_stderr"}
+    assert set(d["elo_fit"]) >= {"diff", "lower", "upper", "se", "status", "first_move",
+                                 "first_move_se"}
     text = r.summary()
+    assert "Elo difference random - heuristic, paired (the head-to-head interval): " in text
+    assert "Elo difference random - heuristic, rating fit (the games with their colours " \
+           "and a first-move term): " in text
     assert "random vs heuristic: gomoku (board_size=7, win_length=5, rule=freestyle, " \
            "observation=absolute, feature_plane=none), 16 games = 8 openings of 3 moves x " \
            "2 sides x 1" in text
@@ -252,3 +257,52 @@ def test_final_position_keys_tell_games_apart():
     out = out._replace(plies=jnp.array([1, 1], jnp.int32))
     a, b = arena.final_position_keys(out)
     assert a == b
+
+
+# ------------------------------------------------------------- synthetic matches (no JAX)
+
+def fake_match(as_first: arena.Record, as_second: arena.Record, pairs=None
+               ) -> arena.MatchResult:
+    return arena.MatchResult(
+        "A", "B", {"id": "gomoku", "version": "v1"}, ((24, 17, 33),), ("x",), as_first.games,
+        as_first, as_second, ((as_first, as_second),), 10.0,
+        elo.estimate(*dataclasses.astuple(as_first + as_second)), pairs)
+
+
+def test_the_rating_fit_of_a_match_has_its_first_move_term():
+    # A scores 12-0-4 moving first and 8-0-8 moving second: a first-move edge and A ahead.
+    r = fake_match(arena.Record(12, 0, 4), arena.Record(8, 0, 8))
+    first, second, score = r.game_records()
+    assert list(first) == [0] * 16 + [1] * 16 and list(second) == [1] * 16 + [0] * 16
+    assert score[:16].sum() == 12 and score[16:].sum() == 8  # B first: A's losses are B's wins
+    direct = elo.fit_games(first, second, score, num_players=2, anchor=1)
+    f = r.elo_fit
+    assert f.ratings[0] == direct.ratings[0] > 0 and f.status == ("rated", "anchor")
+    assert f.first_move_fitted and f.first_move > 0
+    # with both colours the split is exact: A - B from its mean score over the two colours,
+    # h from the difference (Bradley-Terry, no draws)
+    logit = lambda p: 400 * np.log10(p / (1 - p))  # noqa: E731
+    assert f.ratings[0] == pytest.approx((logit(12 / 16) + logit(8 / 16)) / 2, abs=1e-6)
+    assert f.first_move == pytest.approx((logit(12 / 16) - logit(8 / 16)) / 2, abs=1e-6)
+    text = r.summary()
+    assert (f"rating fit (the games with their colours and a first-move term): "
+            f"{f.ratings[0]:+.1f} ± {(f.upper[0] - f.lower[0]) / 2:.1f} (95%); first-move "
+            f"advantage {f.first_move:+.1f} Elo (SE {f.first_move_se:.1f})") in text
+    assert "games as if independent" in text  # no pairs recorded: the trinomial line
+    d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+    assert d["elo_fit"]["diff"] == pytest.approx(f.ratings[0])
+    assert d["elo_fit"]["first_move"] == pytest.approx(f.first_move)
+
+
+def test_a_sweep_in_the_rating_fit_is_a_one_sided_bound():
+    r = fake_match(arena.Record(16, 0, 0), arena.Record(16, 0, 0), ((2.0,) * 16,))
+    f = r.elo_fit
+    assert f.status[0] == "above" and f.ratings[0] == np.inf
+    assert f.lower[0] == pytest.approx(365.2, abs=0.1)  # Clopper-Pearson, 32 of 32 games
+    text = r.summary()
+    assert "paired (the head-to-head interval): > +234.5 (95%, one-sided;" in text
+    assert "first-move term): > +365.2 (95%, one-sided); first-move advantage not " \
+           "identified" in text
+    d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+    assert d["elo_fit"]["diff"] is None and d["elo_fit"]["upper"] is None
+    assert d["elo_fit"]["status"] == "above" and d["elo_fit"]["lower"] > 365

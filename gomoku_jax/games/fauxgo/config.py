@@ -32,6 +32,9 @@ class FauxGoConfig(GameSpec):
     field_info = {"komi": FieldInfo(step=0.5)}
     traced = ("komi",)  # a leaf of the state: one compiled program plays every komi
     references = ("random", "fauxgo_heuristic", "pure_mcts:num_simulations=64")
+    ladder = ("random", *(f"pure_mcts:num_simulations={n}" for n in (16, 32, 64)),
+              "fauxgo_heuristic",
+              *(f"pure_mcts:num_simulations={n}" for n in (128, 256, 512, 1024)))
 
     board_size: Annotated[int, Bounds(MIN_BOARD_SIZE, MAX_BOARD_SIZE)] = 9
     komi: Annotated[float, Bounds(-MAX_KOMI, MAX_KOMI)] = 0.0

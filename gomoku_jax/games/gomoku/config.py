@@ -66,6 +66,14 @@ class GameConfig(GameSpec):
     field_info = {"win_length": FieldInfo(label="In a row to win"),
                   "rule": FieldInfo(choices={rule: RULE_NOTES[rule] for rule in RULES})}
     references = ("random", "heuristic", "mcts:num_simulations=32")
+    # The heuristic's prior sampled (`policy ... sample=true`) is the heuristic with move
+    # noise: it still completes and blocks fives (the prior's win bonus), else plays a
+    # random good-looking move.
+    ladder = ("random", "proximity_random",
+              *(f"pure_mcts:num_simulations={n}" for n in (16, 32, 64, 128, 256)),
+              "policy:evaluator=heuristic,sample=true", "heuristic",
+              *(f"mcts:num_simulations={n}" for n in (8, 32, 128)),
+              *(f"pure_mcts:num_simulations={n}" for n in (512, 1024)))
 
     board_size: Annotated[int, Bounds(MIN_BOARD_SIZE, MAX_BOARD_SIZE)] = 15
     win_length: Annotated[int, Bounds(MIN_WIN_LENGTH)] = 5
