@@ -70,9 +70,18 @@ def run(argv, stdin=""):
 
 @pytest.mark.slow
 def test_an_installed_plugin_is_found_by_every_command(tmp_path):
-    site = install(tmp_path, "tictactoe_plugin", {"tictactoe": "tictactoe_plugin"})
-    code = """
-    results = {}
+    """In one process: the arena, train's keys, one real training iteration on the plug-in's
+    game searched by its algorithm, pbrain, the plug-in listing, compare's command line and
+    the play server's seats all find the installed package's game, algorithm and agent."""
+    site = install(tmp_path / "site", "tictactoe_plugin", {"tictactoe": "tictactoe_plugin"})
+    run_dir = tmp_path / "run"
+    code = f"""
+    results = {{}}
+    results["run"] = run(["train", "--preset", "test", "--run-dir", {str(run_dir)!r},
+                          "--set", "game.id=tictactoe", "--set", "search.algorithm=wide_puct",
+                          "--set", "replay.synthetic_fraction=0", "--set", "run.iterations=1",
+                          "--set", "eval.games=2", "--set", "eval.opponents=first_legal",
+                          "--no-progress"])
     results["arena"] = run(["--no-compilation-cache", "arena", "--game", "tictactoe", "--a",
                             "first_legal", "--b", "random", "--games", "2", "--no-progress"])
     results["train"] = run(["train", "--preset", "test", "--set", "game.id=tictactoe",
@@ -82,23 +91,29 @@ def test_an_installed_plugin_is_found_by_every_command(tmp_path):
                             "ABOUT\\nEND\\n")
     results["plugins"] = run(["plugins"])
 
-    from gomoku_jax.compare.spec import Budget, Comparison, default_references, parse_arm
-    spec = Comparison(preset="test", arms=(parse_arm("wide: search.algorithm=wide_puct"),),
-                      seeds=(0,), budget=Budget("iterations", 2, points=1),
-                      references=default_references("tictactoe"), eval_agent="first_legal",
-                      base=("game.id=tictactoe", "replay.synthetic_fraction=0"))
+    from gomoku_jax.cli.compare import spec_from_args
+    args = cli.build_parser().parse_args([
+        "compare", "--out", "unused", "--preset", "test", "--no-ladder", "--iterations", "2",
+        "--points", "1", "--seeds", "1", "--eval-agent", "first_legal", "--set",
+        "game.id=tictactoe", "--set", "replay.synthetic_fraction=0", "--arm",
+        "wide: search.algorithm=wide_puct"])
+    spec = spec_from_args(args)
     config = spec.config(spec.arms[0], 0)
     results["compare"] = [config.game.id, config.search.name, list(spec.references)]
 
     from gomoku_jax.web.seats import AgentBook
     book = AgentBook(agent="wide_puct:num_simulations=2", shipped=False)
-    results["play"] = book.choose("fauxgo", {}).spec
+    results["play"] = book.choose("fauxgo", {{}}).spec
     print("RESULTS " + json.dumps(results))
     """
     proc = run_python(code, site, PACKAGE)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "warning" not in proc.stderr, proc.stderr
     results = json.loads(proc.stdout.split("RESULTS ", 1)[1])
+    code, text = results["run"]
+    assert code == 0 and "| first_legal |" in text, text
+    saved = json.loads((run_dir / "config.json").read_text())
+    assert saved["game"]["id"] == "tictactoe" and saved["search"]["algorithm"] == "wide_puct"
     code, text = results["arena"]
     assert code == 0 and "first_legal vs random: tictactoe, 2 games" in text, text
     code, text = results["train"]
@@ -162,26 +177,6 @@ def test_the_plugin_flag_and_broken_plugins(tmp_path):
     assert "unknown agent 'nope'; available: [" in results["agent"]
     assert "plug-in 'duplicate' (entry point" in results["agent"]
     assert "unknown game 'half'" in results["game"] and "plug-in 'half'" in results["game"]
-
-
-@pytest.mark.slow
-def test_training_with_a_plugin_game_and_search_algorithm(tmp_path):
-    """One iteration of the test preset on the plug-in's game, searched by its algorithm."""
-    site = install(tmp_path / "site", "tictactoe_plugin", {"tictactoe": "tictactoe_plugin"})
-    code = f"""
-    code, text = run(["train", "--preset", "test", "--run-dir", {str(tmp_path / 'run')!r},
-                      "--set", "game.id=tictactoe", "--set", "search.algorithm=wide_puct",
-                      "--set", "replay.synthetic_fraction=0", "--set", "run.iterations=1",
-                      "--set", "eval.games=2", "--set", "eval.opponents=first_legal",
-                      "--no-progress"])
-    print("RESULTS " + json.dumps([code, text]))
-    """
-    proc = run_python(code, site, PACKAGE)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    code, text = json.loads(proc.stdout.split("RESULTS ", 1)[1])
-    assert code == 0 and "| first_legal |" in text, text
-    saved = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert saved["game"]["id"] == "tictactoe" and saved["search"]["algorithm"] == "wide_puct"
 
 
 def test_a_notebook_cell_registers_and_uses_at_once():

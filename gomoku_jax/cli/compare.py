@@ -36,6 +36,7 @@ from gomoku_jax.compare.spec import (
     parse_arm,
 )
 from gomoku_jax.train import algorithms
+from gomoku_jax.train.config import override
 
 DEFAULT_EVAL_AGENT = "mcts:evaluator=network,num_simulations=32,threat_search=0"
 
@@ -103,12 +104,13 @@ def spec_from_args(args: argparse.Namespace) -> Comparison:
         seed_list = tuple(range(int(seeds)))
     kind, amount = (("iterations", args.iterations) if args.iterations is not None
                     else ("seconds", args.seconds))
-    base = algorithms.preset(args.preset, args.algo)
+    # The game is the preset's after the --set overrides (`--set game.id=...` changes it).
+    game_id = override(algorithms.preset(args.preset, args.algo), list(args.base)).game.id
     ladder = args.ladder if args.ladder is not None else not args.references
     if args.references:
         references = tuple(split_specs([args.references]))
     else:
-        references = (default_ladder if ladder else default_references)(base.game.id)
+        references = (default_ladder if ladder else default_references)(game_id)
     return Comparison(preset=args.preset, algo=args.algo, base=tuple(args.base),
                       arms=tuple(parse_arm(a) for a in args.arm), seeds=seed_list,
                       budget=Budget(kind, amount, args.points), references=references,
