@@ -73,12 +73,12 @@ NET_PRESETS.register("medium", NetConfig(blocks=6, channels=64))
 NET_PRESETS.register("seed", NetConfig(blocks=10, channels=128))
 
 
-def _bn(features: int, config: NetConfig, rngs: nnx.Rngs) -> nnx.BatchNorm:
+def batch_norm(features: int, config: NetConfig, rngs: nnx.Rngs) -> nnx.BatchNorm:
     return nnx.BatchNorm(features, momentum=config.bn_momentum, dtype=DTYPES[config.dtype],
                          rngs=rngs)
 
 
-def _conv(cin: int, cout: int, size: int, config: NetConfig, rngs: nnx.Rngs) -> nnx.Conv:
+def conv_layer(cin: int, cout: int, size: int, config: NetConfig, rngs: nnx.Rngs) -> nnx.Conv:
     # No bias: a BatchNorm follows every conv. `conv.conv_general_dilated`: gradients that
     # XLA:CPU runs at full speed inside the SGD loop.
     return nnx.Conv(cin, cout, (size, size), padding="SAME", use_bias=False,
@@ -89,8 +89,8 @@ def _conv(cin: int, cout: int, size: int, config: NetConfig, rngs: nnx.Rngs) -> 
 class ResidualBlock(nnx.Module):
     def __init__(self, config: NetConfig, rngs: nnx.Rngs):
         c = config.channels
-        self.conv1, self.bn1 = _conv(c, c, 3, config, rngs), _bn(c, config, rngs)
-        self.conv2, self.bn2 = _conv(c, c, 3, config, rngs), _bn(c, config, rngs)
+        self.conv1, self.bn1 = conv_layer(c, c, 3, config, rngs), batch_norm(c, config, rngs)
+        self.conv2, self.bn2 = conv_layer(c, c, 3, config, rngs), batch_norm(c, config, rngs)
 
     def __call__(self, x: jax.Array, train: bool) -> jax.Array:
         y = nnx.relu(self.bn1(self.conv1(x), use_running_average=not train))
@@ -107,11 +107,14 @@ class PolicyValueNet(nnx.Module):
         c, h, cells = config.channels, config.head_channels, height * width
         dtype = DTYPES[config.dtype]
         self.config = config
-        self.stem_conv, self.stem_bn = _conv(in_planes, c, 3, config, rngs), _bn(c, config, rngs)
+        self.stem_conv = conv_layer(in_planes, c, 3, config, rngs)
+        self.stem_bn = batch_norm(c, config, rngs)
         self.blocks = nnx.List([ResidualBlock(config, rngs) for _ in range(config.blocks)])
-        self.policy_conv, self.policy_bn = _conv(c, h, 1, config, rngs), _bn(h, config, rngs)
+        self.policy_conv = conv_layer(c, h, 1, config, rngs)
+        self.policy_bn = batch_norm(h, config, rngs)
         self.policy_out = nnx.Linear(h * cells, num_actions, dtype=dtype, rngs=rngs)
-        self.value_conv, self.value_bn = _conv(c, h, 1, config, rngs), _bn(h, config, rngs)
+        self.value_conv = conv_layer(c, h, 1, config, rngs)
+        self.value_bn = batch_norm(h, config, rngs)
         self.value_hidden = nnx.Linear(h * cells, config.value_hidden, dtype=dtype, rngs=rngs)
         self.value_out = nnx.Linear(config.value_hidden, 1, dtype=dtype, rngs=rngs)
 

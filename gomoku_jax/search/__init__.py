@@ -5,8 +5,8 @@
     out = algorithm.search_model(model, params, states, key, num_simulations=64)
 
 `search` searches the real game (the env model, `EnvModel`); `search_model` any `Model`
-(mctx's root and `recurrent_fn`: a learned dynamics network, say; `search/model.py` gives
-the protocol).
+(mctx's root and `recurrent_fn`: a learned dynamics network, as `MuZeroModel`;
+`search/model.py` gives the protocol).
 
 Adding an algorithm: a module with a frozen `SearchAlgorithm` subclass (its fields are its
 config; see `pure_mcts.py`, the worked example) and one registration,
@@ -36,6 +36,7 @@ from gomoku_jax.search.evaluators import (
 )
 from gomoku_jax.search.gumbel import Gumbel
 from gomoku_jax.search.model import Model
+from gomoku_jax.search.muzero_model import MuZeroModel
 from gomoku_jax.search.puct import PUCT
 from gomoku_jax.search.pure_mcts import PureMCTS
 
@@ -58,6 +59,7 @@ def make(name: str, **config: Any) -> SearchAlgorithm:
     return ALGORITHMS.make(name, **config)
 
 
-__all__ = ["ALGORITHMS", "EnvModel", "Evaluator", "Gumbel", "Model", "NetworkEvaluator",
-           "PUCT", "PureMCTS", "RolloutEvaluator", "SearchAlgorithm", "SearchOutput",
-           "UniformEvaluator", "VisitSampling", "check_tree_memory", "make", "tree_bytes"]
+__all__ = ["ALGORITHMS", "EnvModel", "Evaluator", "Gumbel", "Model", "MuZeroModel",
+           "NetworkEvaluator", "PUCT", "PureMCTS", "RolloutEvaluator", "SearchAlgorithm",
+           "SearchOutput", "UniformEvaluator", "VisitSampling", "check_tree_memory", "make",
+           "tree_bytes"]
