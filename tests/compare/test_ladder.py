@@ -156,7 +156,7 @@ def test_a_sweep_splits_the_fit_into_segments():
 @pytest.mark.slow
 def test_a_comparison_on_a_ladder(trained_run, tmp_path):
     runs = tmp_path / "runs"
-    for seed in (0, 1):  # the session's run, twice: rated without training
+    for seed in (0, 1):  # conftest's `trained_run`, twice: rated without training
         shutil.copytree(trained_run, runs / "a" / f"seed{seed}")
     out = tmp_path / "cmp"
     args = ["compare", "--out", str(out), "--runs", str(runs), "--preset", "test",

@@ -82,7 +82,7 @@ def test_intervals_for_differences_and_ratings_hold_their_coverage(edge, nu):
         error = f.ratings[i] - f.ratings[j] - (TRUE[i] - TRUE[j])
         diff_cover.append(np.abs(error) <= Z * se)
         rating_cover.append(np.abs(f.ratings[1:] - TRUE[1:]) <= Z * f.stderr[1:])
-        # The helper says the same.
+        # `GameFit.difference` says the same.
         est, se01 = f.difference(i[0], j[0])
         assert est == pytest.approx(f.ratings[i[0]] - f.ratings[j[0]])
         assert se01 == pytest.approx(se[0])
