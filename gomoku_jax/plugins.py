@@ -65,12 +65,16 @@ def registry(kind: str) -> Registry:
     raise ValueError(f"no {kind} registry: {module} has no {attribute}")
 
 
-def register(kind: str, name: Any = None, implementation: Any = _MISSING) -> Any:
+def register(kind: str, name: Any = None, implementation: Any = _MISSING, *,
+             note: str = "") -> Any:
     """Register a plug-in of `kind` (one of `KINDS`), as a decorator or a call:
 
         @plugins.register("agent", "first_legal")            # a decorator, with a name
         @plugins.register("game")                            # a game: under its Spec.id
-        plugins.register("training preset", "nim_test", NimConfig(...))   # a call
+        plugins.register("training preset", "nim_test", NimConfig(...),
+                         note="3-heap nim, tiny, for the tests")          # a call
+
+    `note`: one line on what it is for (`gomoku-jax train --help` lists a preset's).
 
     Raises:
       ValueError: an unknown kind, a name already taken, a config that is not a frozen
@@ -78,8 +82,8 @@ def register(kind: str, name: Any = None, implementation: Any = _MISSING) -> Any
     """
     target = registry(kind)
     if implementation is not _MISSING:
-        return target.register(name, implementation)
-    return target.register(name)  # a decorator (or, given a class as `name`, registered)
+        return target.register(name, implementation, note=note)
+    return target.register(name, note=note)  # a decorator (or, given a class, registered)
 
 
 def names(kind: str) -> list[str]:

@@ -217,3 +217,18 @@ def test_every_training_algorithm_has_its_default_and_test_presets():
     for name, trainer in train.ALGORITHMS.items():
         for preset in (trainer.default_preset, trainer.test_preset):
             assert train.PRESETS[preset].algo == name, (name, preset)
+
+
+def test_a_plugin_preset_registered_with_a_note_shows_it_in_train_help():
+    from gomoku_jax import plugins, train
+    from gomoku_jax.cli.train import presets_text
+
+    config = train.preset("test")
+    plugins.register("training preset", "test_noted", config, note="a note for the help")
+    try:
+        assert train.PRESETS.note("test_noted") == "a note for the help"
+        assert any(line.split() == ["test_noted", "a", "note", "for", "the", "help"]
+                   for line in presets_text().splitlines())
+    finally:
+        train.PRESETS.unregister("test_noted")
+    assert "test_noted" not in train.PRESETS
