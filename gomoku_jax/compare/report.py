@@ -20,15 +20,8 @@ from gomoku_jax.compare import stats
 from gomoku_jax.compare.ladder import markdown as ladder_markdown
 from gomoku_jax.compare.spec import Comparison
 from gomoku_jax.eval import rating
+from gomoku_jax.eval.rating import json_number
 from gomoku_jax.markdown import table as markdown_table
-
-
-def _num(x: Any) -> Optional[float]:
-    """A float for JSON: None for nan and infinities."""
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
 
 
 def _players(spec: Comparison, rows: Sequence[dict]) -> tuple[list[str], dict[str, dict]]:
@@ -69,15 +62,15 @@ def _game_counts(rows: Sequence[dict]) -> tuple[dict[str, int], dict[str, Option
 def _bound(fit: rating.GameFit, i: int) -> Optional[float]:
     """A separated player's finite bound (None if it has none)."""
     if fit.status[i] == rating.ABOVE:
-        return _num(fit.lower[i])
+        return json_number(fit.lower[i])
     if fit.status[i] == rating.BELOW:
-        return _num(fit.upper[i])
+        return json_number(fit.upper[i])
     return None
 
 
 def _player(fit: rating.GameFit, i: int, played: int, distinct: Optional[int]) -> dict:
-    return {"elo": _num(fit.ratings[i]), "se": _num(fit.stderr[i]),
-            "lower": _num(fit.lower[i]), "upper": _num(fit.upper[i]),
+    return {"elo": json_number(fit.ratings[i]), "se": json_number(fit.stderr[i]),
+            "lower": json_number(fit.lower[i]), "upper": json_number(fit.upper[i]),
             "status": fit.status[i], "bound": _bound(fit, i), "games": played,
             "distinct_games": distinct}
 
@@ -91,12 +84,12 @@ def _spread(values: Sequence[Optional[float]]) -> dict:
 
 def _pool_dict(pool: stats.SeedPool, names: Sequence[str], extra: float = 0.0) -> dict:
     """The seed pool's summary for JSON."""
-    out = {"cells": list(names), "seeds": pool.seeds.tolist(), "dof": _num(pool.dof),
-           "variance": _num(pool.variance), "raw_variance": _num(pool.raw_variance),
-           "game_variance": _num(pool.game_variance),
-           "seed_variance": _num(pool.seed_variance), "scale_variance": _num(extra)}
+    out = {"cells": list(names), "seeds": pool.seeds.tolist(), "dof": json_number(pool.dof),
+           "variance": json_number(pool.variance), "raw_variance": json_number(pool.raw_variance),
+           "game_variance": json_number(pool.game_variance),
+           "seed_variance": json_number(pool.seed_variance), "scale_variance": json_number(extra)}
     if pool.pooled is not None:
-        out["cell_sd"] = {n: _num(math.sqrt(v)) if np.isfinite(v) else None
+        out["cell_sd"] = {n: json_number(math.sqrt(v)) if np.isfinite(v) else None
                           for n, v in zip(names, pool.pooled.cell_variances)}
     return out
 
@@ -192,9 +185,9 @@ def analyze(spec: Comparison, rows: Sequence[dict], *, floor: bool = True) -> di
                 w[k] = 1.0
                 cell = pool.contrast(w, extra_variance=scale)
                 entry.update(stats.to_dict(cell), in_range=True,
-                             se_seeds=_num(math.sqrt(pool.variance / len(ordered)))
+                             se_seeds=json_number(math.sqrt(pool.variance / len(ordered)))
                              if pool.pooled is not None else None,
-                             se_scale=_num(math.sqrt(scale)) if pool.pooled is not None
+                             se_scale=json_number(math.sqrt(scale)) if pool.pooled is not None
                              else None)
             else:
                 out = [c for c in ordered if c["elo"] is None]
@@ -263,7 +256,7 @@ def analyze(spec: Comparison, rows: Sequence[dict], *, floor: bool = True) -> di
                 gain_intervals.append(interval)
                 gain_family.append({"label": arm, "a": arm, "b": arm})
                 gains[arm] = {**stats.to_dict(interval), "in_range": True,
-                              "per_seed": [_num(v) for v in values[k]]}
+                              "per_seed": [json_number(v) for v in values[k]]}
 
     families = []
     seeds_per_arm = [len(seeds)] * len(arm_names)
@@ -317,10 +310,10 @@ def analyze(spec: Comparison, rows: Sequence[dict], *, floor: bool = True) -> di
                      "arms needs at least 2 seeds each.")
 
     return {"spec": spec.to_dict(),
-            "fit": {"model": fit.draws, "first_move": _num(fit.first_move),
-                    "first_move_se": _num(fit.first_move_se),
+            "fit": {"model": fit.draws, "first_move": json_number(fit.first_move),
+                    "first_move_se": json_number(fit.first_move_se),
                     "first_move_fitted": fit.first_move_fitted,
-                    "draw_param": _num(fit.draw_param),
+                    "draw_param": json_number(fit.draw_param),
                     "games": sum(stats.row_games(r) for r in rows),
                     "weighted_games": float(games.weight.sum()),
                     "separated_games": fit.separated_games, "converged": fit.converged,

@@ -76,7 +76,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from gomoku_jax.eval import seeds as seedstats
-from gomoku_jax.eval.rating import GameFit, fit_games
+from gomoku_jax.eval.rating import GameFit, fit_games, json_number
 
 # A comparison whose every interval half-width (the smallest difference it can detect)
 # exceeds this many Elo cannot separate arms that differ by any plausible amount.
@@ -285,13 +285,10 @@ def _interval(est: float, se: float, dof: float, confidence: float) -> seedstats
 
 def to_dict(interval: seedstats.Interval) -> dict:
     """An `Interval` as JSON: mean, se, lower, upper, margin, dof (None: normal), p_value."""
-    def num(x):
-        x = float(x)
-        return x if math.isfinite(x) else None
-    return {"mean": num(interval.estimate), "se": num(interval.stderr),
-            "lower": num(interval.lower), "upper": num(interval.upper),
-            "margin": num((interval.upper - interval.lower) / 2.0), "dof": num(interval.dof),
-            "p_value": num(interval.p_value)}
+    return {"mean": json_number(interval.estimate), "se": json_number(interval.stderr),
+            "lower": json_number(interval.lower), "upper": json_number(interval.upper),
+            "margin": json_number((interval.upper - interval.lower) / 2.0),
+            "dof": json_number(interval.dof), "p_value": json_number(interval.p_value)}
 
 
 # ---------------------------------------------------------------- families and resolution

@@ -54,7 +54,7 @@ from gomoku_jax.eval.match import (
     max_steps,
     start_match,
 )
-from gomoku_jax.eval.rating import ABOVE, BELOW
+from gomoku_jax.eval.rating import ABOVE, BELOW, json_number
 from gomoku_jax.games.protocol import Env, is_over
 from gomoku_jax.markdown import table as markdown_table
 
@@ -276,11 +276,6 @@ def game_records(as_first: Record, as_second: Record, a: int = 0, b: int = 1
     return first, second, score
 
 
-def _number(x: float) -> Optional[float]:
-    """JSON-ready: inf and nan become None."""
-    return float(x) if math.isfinite(x) else None
-
-
 def format_fit(fit: elo.GameFit, i: int) -> str:
     """Player i's rating in `fit` with its interval: '+118.0 ± 107.9', '0 (anchor)', or for a
     separated player its one-sided bound: '> +365.2' / '< -365.2'; 'undetermined', or
@@ -311,9 +306,10 @@ def fit_to_dict(fit: elo.GameFit, i: int) -> dict:
     interval, standard error and status, and the fit's first-move term and draw model
     (infinite or undefined values become None)."""
     se = math.sqrt(fit.covariance[i, i]) if math.isfinite(fit.covariance[i, i]) else math.nan
-    return {"diff": _number(fit.ratings[i]), "lower": _number(fit.lower[i]),
-            "upper": _number(fit.upper[i]), "se": _number(se), "status": fit.status[i],
-            "first_move": _number(fit.first_move), "first_move_se": _number(fit.first_move_se),
+    return {"diff": json_number(fit.ratings[i]), "lower": json_number(fit.lower[i]),
+            "upper": json_number(fit.upper[i]), "se": json_number(se), "status": fit.status[i],
+            "first_move": json_number(fit.first_move),
+            "first_move_se": json_number(fit.first_move_se),
             "first_move_fitted": fit.first_move_fitted, "draws": fit.draws,
             "confidence": fit.confidence}
 

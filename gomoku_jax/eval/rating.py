@@ -82,7 +82,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -191,6 +191,15 @@ class GameFit:
                 return None
             return v
         return {f.name: clean(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def json_number(x: Any) -> Optional[float]:
+    """A number for JSON: a float, or None for None, nan and the infinities (a separated
+    player's rating, an undefined standard error)."""
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
 
 
 def _z(confidence: float) -> float:

@@ -39,7 +39,7 @@ from gomoku_jax.eval.arena import (
     format_fit,
     run_match,
 )
-from gomoku_jax.eval.rating import ABOVE, ANCHOR, BELOW, RATED
+from gomoku_jax.eval.rating import ABOVE, ANCHOR, BELOW, RATED, json_number
 from gomoku_jax.games.protocol import Env
 from gomoku_jax.markdown import table as markdown_table
 
@@ -181,9 +181,6 @@ class TournamentResult:
         m0, f = self.matches[0], self.fit
         scores = self.score_matrix()
 
-        def number(x: float) -> Optional[float]:
-            return float(x) if math.isfinite(x) else None
-
         def row(i: int) -> dict:
             rating = fit_to_dict(f, i)
             return {"elo": rating["diff"], "elo_lower": rating["lower"],
@@ -197,15 +194,15 @@ class TournamentResult:
             "openings": [list(o) for o in m0.openings],
             "anchor": self.anchor,
             "agents": list(self.names),
-            "ratings": {n: number(self.ratings[i]) for i, n in enumerate(self.names)},
+            "ratings": {n: json_number(self.ratings[i]) for i, n in enumerate(self.names)},
             "rating_fit": {
-                "method": "fit_games", "draws": f.draws, "draw_param": number(f.draw_param),
-                "dispersion": f.dispersion, "first_move": number(f.first_move),
-                "first_move_se": number(f.first_move_se),
+                "method": "fit_games", "draws": f.draws, "draw_param": json_number(f.draw_param),
+                "dispersion": f.dispersion, "first_move": json_number(f.first_move),
+                "first_move_se": json_number(f.first_move_se),
                 "first_move_fitted": f.first_move_fitted, "confidence": f.confidence,
                 "separated_games": f.separated_games, "converged": f.converged,
                 "status": dict(zip(self.names, f.status)),
-                "covariance": [[number(x) for x in r] for r in f.covariance]},
+                "covariance": [[json_number(x) for x in r] for r in f.covariance]},
             "table": [{"rank": rank, "agent": self.names[i], **row(i),
                        "score": self.record(self.names[i]).score,
                        **self.record(self.names[i]).to_dict(),
