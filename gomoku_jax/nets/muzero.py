@@ -35,7 +35,6 @@ net in training mode and returns the updated statistics (the unrolled loss).
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any, Callable, Optional
 
 import jax
@@ -49,6 +48,7 @@ from gomoku_jax.nets.resnet import (
     DTYPES,
     NET_PRESETS,
     NetConfig,
+    NetHandle,
     NetVars,
     ResidualBlock,
     batch_norm,
@@ -230,20 +230,8 @@ class MuZeroNet(nnx.Module):
         self.prediction = Prediction(config, height * width, actions.num_actions, rngs=rngs)
 
 
-@functools.lru_cache(maxsize=None)
-def _graphdef(network: "MuZeroNetwork"):
-    abstract = nnx.eval_shape(lambda: network._build(nnx.Rngs(0)))
-    graphdef, _, _ = nnx.split(abstract, nnx.Param, nnx.BatchStat)
-    return graphdef
-
-
-@functools.lru_cache(maxsize=None)
-def _jitted_init(network: "MuZeroNetwork"):
-    return jax.jit(network._init)
-
-
 @dataclasses.dataclass(frozen=True)
-class MuZeroNetwork:
+class MuZeroNetwork(NetHandle):
     """A functional handle on `MuZeroNet` for one game's shapes: hashable (a static
     argument of `jit`), holding no arrays. `variables` is a `resnet.NetVars(params,
     batch_stats)`, the pytree a search passes as `params`.
@@ -291,54 +279,27 @@ class MuZeroNetwork:
         """(H, W, L): one latent's shape."""
         return (*self.observation_shape[:2], self.config.latent)
 
-    @property
-    def graphdef(self):
-        return _graphdef(self)
-
     def _build(self, rngs: nnx.Rngs) -> MuZeroNet:
         return MuZeroNet(self.config, self.observation_shape, self.actions, rngs=rngs)
-
-    def init(self, key: jax.Array) -> NetVars:
-        """Fresh variables (BatchNorm at identity); compiled once per network."""
-        return _jitted_init(self)(key)
-
-    def _init(self, key: jax.Array) -> NetVars:
-        _, params, stats = nnx.split(self._build(nnx.Rngs(params=key)), nnx.Param,
-                                     nnx.BatchStat)
-        return NetVars(params, stats)
-
-    def abstract_vars(self) -> NetVars:
-        """Shapes and dtypes of `init`'s result (jax.ShapeDtypeStruct leaves)."""
-        return jax.eval_shape(self.init, jax.random.key(0))
-
-    def _merge(self, variables: NetVars) -> MuZeroNet:
-        return nnx.merge(self.graphdef, variables.params, variables.batch_stats, copy=True)
 
     def represent(self, variables: NetVars, obs: jax.Array) -> jax.Array:
         """h, inference: latent float32[B, H, W, L] in [0, 1] from obs float32[B, H, W,
         C_in]."""
-        return self._merge(variables).representation(obs, train=False)
+        return self.merge(variables).representation(obs, train=False)
 
     def dynamics(self, variables: NetVars, latent: jax.Array, action: jax.Array
                  ) -> tuple[jax.Array, jax.Array]:
         """g, inference: (latent' float32[B, H, W, L], reward float32[B]) from latent and
         action int32[B]."""
-        return self._merge(variables).dynamics(latent, action, train=False)
+        return self.merge(variables).dynamics(latent, action, train=False)
 
     def predict(self, variables: NetVars, latent: jax.Array) -> tuple[jax.Array, jax.Array]:
         """f, inference: (logits float32[B, A], value float32[B])."""
-        return self._merge(variables).prediction(latent, train=False)
+        return self.merge(variables).prediction(latent, train=False)
 
     def apply_train(self, params: Any, batch_stats: Any, fn: Callable[[MuZeroNet], Any]
                     ) -> tuple[Any, Any]:
         """Training mode: (fn(net), updated batch_stats), `net` the merged `MuZeroNet`
         whose modules `fn` calls with `train=True` (e.g. an unroll of h, then g and f K
-        times). Merges with `copy=True`, as `PolicyValueModel.apply_train`."""
-        net = nnx.merge(self.graphdef, params, batch_stats, copy=True)
-        out = fn(net)
-        _, _, new_stats = nnx.split(net, nnx.Param, nnx.BatchStat)
-        return out, new_stats
-
-    def num_params(self) -> int:
-        """Trained parameters (BatchNorm statistics not counted)."""
-        return sum(int(x.size) for x in jax.tree.leaves(self.abstract_vars().params))
+        times): `NetHandle.train_apply`."""
+        return self.train_apply(params, batch_stats, fn)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -141,20 +141,67 @@ class NetVars(NamedTuple):
 
 
 @functools.lru_cache(maxsize=None)
-def _graphdef(config: NetConfig, observation_shape: tuple[int, int, int], num_actions: int):
-    abstract = nnx.eval_shape(lambda: PolicyValueNet(config, observation_shape, num_actions,
-                                                     rngs=nnx.Rngs(0)))
+def _graphdef(handle: "NetHandle"):
+    abstract = nnx.eval_shape(lambda: handle._build(nnx.Rngs(0)))
     graphdef, _, _ = nnx.split(abstract, nnx.Param, nnx.BatchStat)
     return graphdef
 
 
 @functools.lru_cache(maxsize=None)
-def _jitted_init(model: "PolicyValueModel"):
-    return jax.jit(model._init)
+def _jitted_init(handle: "NetHandle"):
+    return jax.jit(handle._init)
+
+
+class NetHandle:
+    """What a functional handle on an NNX network shares (`PolicyValueModel`, MuZero's
+    `MuZeroNetwork`): a subclass is a frozen dataclass (hashable: a static argument of
+    `jit`, holding no arrays) whose `_build(rngs)` builds the module; the module's static
+    graphdef is built once per handle, and its variables travel as `NetVars`."""
+
+    def _build(self, rngs: nnx.Rngs) -> nnx.Module:
+        raise NotImplementedError
+
+    @property
+    def graphdef(self):
+        return _graphdef(self)
+
+    def init(self, key: jax.Array) -> NetVars:
+        """Fresh variables (He-style conv init, BatchNorm at identity); compiled once per
+        handle (eagerly, the many small initialisers take seconds)."""
+        return _jitted_init(self)(key)
+
+    def _init(self, key: jax.Array) -> NetVars:
+        _, params, stats = nnx.split(self._build(nnx.Rngs(params=key)), nnx.Param,
+                                     nnx.BatchStat)
+        return NetVars(params, stats)
+
+    def abstract_vars(self) -> NetVars:
+        """Shapes and dtypes of `init`'s result (jax.ShapeDtypeStruct leaves)."""
+        return jax.eval_shape(self.init, jax.random.key(0))
+
+    def merge(self, variables: NetVars) -> nnx.Module:
+        """The module with `variables`, for inference inside a traced function."""
+        return nnx.merge(self.graphdef, variables.params, variables.batch_stats, copy=True)
+
+    def train_apply(self, params: Any, batch_stats: Any, fn: Callable[[nnx.Module], Any]
+                    ) -> tuple[Any, Any]:
+        """Training mode: (fn(net), updated batch_stats), `net` the merged module whose
+        BatchNorms `fn` runs with `train=True`.
+
+        Merges with `copy=True`: the BatchNorms write their running averages, and NNX only
+        lets a Variable be written in the trace that created it (here: inside `grad`)."""
+        net = nnx.merge(self.graphdef, params, batch_stats, copy=True)
+        out = fn(net)
+        _, _, new_stats = nnx.split(net, nnx.Param, nnx.BatchStat)
+        return out, new_stats
+
+    def num_params(self) -> int:
+        """Trained parameters (BatchNorm statistics not counted)."""
+        return sum(int(x.size) for x in jax.tree.leaves(self.abstract_vars().params))
 
 
 @dataclasses.dataclass(frozen=True)
-class PolicyValueModel:
+class PolicyValueModel(NetHandle):
     """A functional handle on `PolicyValueNet` for one game's shapes: hashable (a static
     argument of `jit`), holding no arrays.
 
@@ -180,29 +227,13 @@ class PolicyValueModel:
         """The model for `env`'s observation shape and number of actions."""
         return cls(config, tuple(env.observation_shape), env.num_actions)
 
-    @property
-    def graphdef(self):
-        return _graphdef(self.config, self.observation_shape, self.num_actions)
-
-    def init(self, key: jax.Array) -> NetVars:
-        """Fresh variables (He-style conv init, BatchNorm at identity); compiled once per
-        model (eagerly, the many small initialisers take seconds)."""
-        return _jitted_init(self)(key)
-
-    def _init(self, key: jax.Array) -> NetVars:
-        net = PolicyValueNet(self.config, self.observation_shape, self.num_actions,
-                             rngs=nnx.Rngs(params=key))
-        _, params, stats = nnx.split(net, nnx.Param, nnx.BatchStat)
-        return NetVars(params, stats)
-
-    def abstract_vars(self) -> NetVars:
-        """Shapes and dtypes of `init`'s result (jax.ShapeDtypeStruct leaves)."""
-        return jax.eval_shape(self.init, jax.random.key(0))
+    def _build(self, rngs: nnx.Rngs) -> "PolicyValueNet":
+        return PolicyValueNet(self.config, self.observation_shape, self.num_actions,
+                              rngs=rngs)
 
     def apply(self, variables: NetVars, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Inference: (logits float32[B, A], value float32[B]) from obs float32[B, H, W, C]."""
-        net = nnx.merge(self.graphdef, variables.params, variables.batch_stats, copy=True)
-        return net(obs, train=False)
+        return self.merge(variables)(obs, train=False)
 
     def __call__(self, variables: NetVars, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         """`apply`. The model itself is the network function agents and evaluators hold:
@@ -212,19 +243,9 @@ class PolicyValueModel:
 
     def apply_train(self, params: Any, batch_stats: Any, obs: jax.Array
                     ) -> tuple[tuple[jax.Array, jax.Array], Any]:
-        """Training mode (batch statistics): ((logits, value), updated batch_stats).
-
-        Merges with `copy=True`: the BatchNorms write their running averages, and NNX only
-        lets a Variable be written in the trace that created it (here: inside `grad`)."""
-        net = nnx.merge(self.graphdef, params, batch_stats, copy=True)
-        out = net(obs, train=True)
-        _, _, new_stats = nnx.split(net, nnx.Param, nnx.BatchStat)
-        return out, new_stats
-
-    def num_params(self) -> int:
-        """Trained parameters (BatchNorm statistics not counted)."""
-        shapes = self.abstract_vars().params
-        return sum(int(x.size) for x in jax.tree.leaves(shapes))
+        """Training mode (batch statistics): ((logits, value), updated batch_stats)
+        (`NetHandle.train_apply`)."""
+        return self.train_apply(params, batch_stats, lambda net: net(obs, train=True))
 
     def flops_per_position(self) -> int:
         """Multiply-adds × 2 of one forward pass on one board (convs and dense layers; the
