@@ -110,15 +110,22 @@ FULL = Sizes(env_batches=(65_536, 262_144), env_steps=32, search_board=15, searc
              train_sets=("selfplay.moves=8", "optim.sgd_steps=5"), matmul_size=0,
              repeats=3)
 # Every program of FULL at its smallest, one env batch (each program is a compile: 2-15 s on
-# a 2-core CPU); the "test" preset (7x7, tiny net) at its smallest, with a 2-step scan. The
-# env playouts (batch 2, 4 moves) are the programs the smoke tests of bench_fauxgo.py (Faux
-# Go and pgx's go_9x9 on 9x9) and of the env benchmark (Gomoku 15x15) run: one process (or a
-# shared compilation cache) compiles each of them once.
+# a 2-core CPU); the "test" preset (7x7, tiny net) at its smallest, with a 2-step scan, its
+# search without root noise, symmetry or prior shaping and no synthetic examples in its
+# batches (the same code, compiled in about two thirds of the time). The env playouts (batch
+# 2, 4 moves) are the programs the smoke tests of bench_fauxgo.py (Faux Go and pgx's go_9x9
+# on 9x9) and of the env benchmark (Gomoku 15x15) run: one process (or a shared compilation
+# cache) compiles each of them once.
 TINY = Sizes(env_batches=(2,), env_steps=4, search_board=7, search_batch=2,
              search_sims=4, search_net="tiny", train_preset="test",
              train_sets=("selfplay.games=2", "selfplay.moves=2", "selfplay.num_simulations=2",
-                         "optim.batch_size=8", "optim.sgd_steps=2"),
+                         "optim.batch_size=8", "optim.sgd_steps=2", "search.symmetry=none",
+                         "search.dirichlet_fraction=0", "search.prior_shaping=off",
+                         "replay.synthetic_fraction=0"),
              matmul_size=128, repeats=1)
+# The search section's PUCT under --tiny: its default config but these fields, which only
+# make the compiles longer (the accelerator's rows run the default config).
+TINY_SEARCH_FIELDS = {"symmetry": "none", "dirichlet_fraction": 0.0, "prior_shaping": "off"}
 
 ENV_GAMES = (  # (system, game): the env section's rows, per batch
     ("gomoku_jax", "gomoku 15x15"), ("gomoku_jax", "fauxgo 9x9"),
@@ -403,14 +410,16 @@ def bf16_network(env, preset: str, seed: int) -> tuple[NetworkEvaluator, Any]:
     return NetworkEvaluator(model), model.init(jax.random.key(seed))
 
 
-def run_search(check: Check, rows: list[dict], sizes: Sizes, repeats: int, seed: int) -> None:
+def run_search(check: Check, rows: list[dict], sizes: Sizes, repeats: int, seed: int,
+               fields: Optional[dict] = None) -> None:
+    """The search rows, PUCT's default config with `fields` changed."""
     env = gomoku_jax.make("gomoku", board_size=sizes.search_board)
     states = bench_search.start_positions(env, sizes.search_batch, jax.random.key(seed))
     evaluators = {"heuristic": bench_search.make_evaluator(env, "heuristic"),
                   network_label(sizes): bf16_network(env, sizes.search_net, seed)}
 
     def fill(row):
-        algorithm = search.make("puct", loop=row["loop"])
+        algorithm = search.make("puct", loop=row["loop"], **(fields or {}))
         refusal = bench_search.tree_refusal(env, states, row["simulations"], algorithm)
         if refusal:
             row.update(status="skipped", note=f"skipped: {refusal}")
@@ -419,7 +428,7 @@ def run_search(check: Check, rows: list[dict], sizes: Sizes, repeats: int, seed:
         with keeping_programs(check.max_seconds) as programs:
             run = bench_search.measure_search(env, "puct", row["evaluator"], evaluator, params,
                                               states, row["simulations"], repeats,
-                                              check.max_seconds, row["loop"])
+                                              check.max_seconds, row["loop"], fields)
         row["ms_per_move"] = 1e3 * run.result.wall_s
         measured(row, run.result, programs[-1], "sims", repeats)
 
@@ -772,7 +781,8 @@ def main(args: argparse.Namespace) -> int:
                                    else [])}
     bodies = {
         "env": lambda c, rows: run_env(c, rows, sizes, repeats, args.seed),
-        "search": lambda c, rows: run_search(c, rows, sizes, repeats, args.seed),
+        "search": lambda c, rows: run_search(c, rows, sizes, repeats, args.seed,
+                                             TINY_SEARCH_FIELDS if args.tiny else None),
         "train": lambda c, rows: run_train(c, rows, config, sizes, repeats, args.seed)}
     check.save()
     with progress.bar(sum(len(rows) for rows in planned.values()), "gpu_check", "measurement",

@@ -9,7 +9,8 @@ position, for each W, with Gomoku's `HeuristicEvaluator` and the small network
 (`NET_PRESETS[--net]`, random weights, through `NetworkEvaluator`): wall and process CPU
 time, side by side with W = 1 measured in the same process. A "simulation" is one descent;
 with W > 1 the descents of a step that collide on one edge are dropped, so the tree may hold
-fewer nodes (the `nodes` column: the tree's nodes over S + 1).
+fewer nodes (the `nodes` column: the tree's nodes over S + 1). `--set FIELD=VALUE` changes
+the search's config (e.g. `symmetry=none`).
 (2) The tactical suite (`games.gomoku.tactics_suite`: the shipped 15x15 suite, or `--generate N`
 puzzles per category on other boards) solved at equal time per move: for each W, the
 simulation count that part (1) says fits `--ms-per-move` with the heuristic evaluator
@@ -24,14 +25,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Callable
+from typing import Callable, Optional
 
 import jax
 import jax.numpy as jnp
 
 import gomoku_jax
 from gomoku_jax import progress
-from gomoku_jax.agents.specs import make_agent
+from gomoku_jax.agents.specs import make_agent, parse_fields
 from gomoku_jax.benchmarks.timing import describe_machine, fmt_rate, parse_int_list, time_jitted
 from gomoku_jax.eval.puzzles import solve_rates
 from gomoku_jax.games.gomoku import tactics_suite
@@ -71,16 +72,16 @@ def round_to(sims: int, width: int) -> int:
 
 
 def speed(env, evaluators, leaves, sims, net, repeats, max_seconds, seed, log,
-          tick: Callable[[int], None] = lambda n: None):
+          tick: Callable[[int], None] = lambda n: None, fields: Optional[dict] = None):
     """Part (1): [{evaluator, W, S, ms_per_move, per_wall_s, per_cpu_s, nodes}], `tick(1)`
-    after each row."""
+    after each row; PUCT's config with `fields` changed."""
     states = opening(env)
     rows = []
     for name in evaluators:
         evaluator, params = make_evaluator(env, name, net, seed)
         for width in leaves:
             s = round_to(sims, width)
-            algorithm = make_search("puct", leaves_per_step=width).for_play()
+            algorithm = make_search("puct", leaves_per_step=width, **(fields or {})).for_play()
 
             def fn(p, st, k, a=algorithm, s=s, e=evaluator):
                 out = a.search(env, e, p, st, k, s)
@@ -154,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--evaluators", default="heuristic,network",
                         help=f"part (1)'s, from {EVALUATORS}")
     parser.add_argument("--net", default="small", choices=sorted(NET_PRESETS))
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        dest="search_sets",
+                        help="part (1)'s PUCT with this config field changed, e.g. "
+                             "symmetry=none (repeatable; default: its config for play)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--max-seconds-per-cell", type=float, default=10.0)
     parser.add_argument("--ms-per-move", type=float, default=100.0,
@@ -186,17 +191,22 @@ def main(args: argparse.Namespace, log=lambda s: print(s, flush=True)) -> int:
         raise SystemExit(f"error: --simulations must be >= 1, got {args.simulations}")
     try:
         env = gomoku_jax.make("gomoku", board_size=args.board_size)
-    except ValueError as e:
+        fields = parse_fields(args.search_sets, "--set")
+        make_search("puct", **fields)
+    except (TypeError, ValueError) as e:
         raise SystemExit(f"error: {e}")
     log(describe_machine())
     shown = progress.shows(not args.no_progress)
     with progress.bar(len(evaluators) * len(leaves), "speed", "config", enabled=shown) as bar:
         rows = speed(env, evaluators, leaves, args.simulations, args.net, args.repeats,
                      args.max_seconds_per_cell, args.seed, bar.write if shown else log,
-                     bar.update)
+                     bar.update, fields)
+    changed = "".join(f", {k}={v}" for k, v in fields.items())
     report = [f"## Leaf parallelism at batch 1, {args.board_size}x{args.board_size} "
-              f"(PUCT for play)\n", describe_machine() + "\n", speed_table(rows)]
+              f"(PUCT for play{changed})\n", describe_machine() + "\n", speed_table(rows)]
     record = {"board_size": args.board_size, "machine": describe_machine(), "speed": rows}
+    if fields:
+        record["fields"] = fields
     if not args.skip_tactics:
         if args.generate is not None:
             with progress.bar(args.generate * len(tactics_suite.CATEGORIES), "generating",

@@ -43,7 +43,11 @@ from gomoku_jax import compilation_cache
 from gomoku_jax.agents import Agent
 from gomoku_jax.games.gomoku import rules
 
-compilation_cache.enable()
+# Every program goes to the persistent cache, not only those compiling in over half a second
+# (the package's default): the suite compiles thousands of small programs, and the same one
+# is compiled again by the other xdist worker, by a later test that builds its jitted function
+# afresh, or by a notebook's kernel; reading it back takes milliseconds.
+compilation_cache.enable(min_compile_seconds=0.0)
 
 
 @functools.lru_cache(maxsize=None)

@@ -2,8 +2,6 @@
 
 import io
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -16,6 +14,9 @@ def test_help_lists_subcommands(capsys):
         cli.main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
+    # `python -m gomoku_jax` itself, in a process of its own: test_pbrain.py's
+    # test_python_dash_m_pbrain_session
+    assert out.startswith("usage: gomoku-jax")
     names = ["bench", "demo", "pbrain", "arena", "tournament", "tactics", "play", "export",
              "train", "launch", "compare", "plugins"]
     assert [name for name, *_ in cli.SUBCOMMANDS] == names
@@ -64,12 +65,6 @@ def test_bad_flags_give_clear_errors(argv, message):
     with pytest.raises(SystemExit) as e:
         cli.main(argv)
     assert message in str(e.value.code)
-
-
-def test_python_dash_m_entry_point():
-    out = subprocess.run([sys.executable, "-m", "gomoku_jax", "--help"], capture_output=True,
-                         text=True, check=True).stdout
-    assert "usage: gomoku-jax" in out
 
 
 def test_tactics_with_an_untrained_gmo_agent(tmp_path, capsys):

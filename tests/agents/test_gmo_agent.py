@@ -1,7 +1,8 @@
 """The GMO agent (`agents/gmo.py`): the novelty memory against a deque, the projection onto
 legal moves, the top-scored move without ascent, and legal moves with it, on two games.
 
-One tiny network config throughout; every compiled function is built once per module.
+One tiny network config throughout; every compiled function is built once per module, the
+agents of one game in one program.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def test_projection_lands_on_the_most_similar_legal_move(seed, k):
 
 
 def random_positions(env, count: int, plies: int, seed: int):
-    """`count` states after `plies` random moves each (live games), batched."""
+    """`count` states after `plies` random moves each (live games), batched (NumPy leaves:
+    no compile)."""
     rng = np.random.default_rng(seed)
     states = []
     while len(states) < count:
@@ -80,26 +82,44 @@ def random_positions(env, count: int, plies: int, seed: int):
             states.append(env.from_moves(rng.permutation(cells)[:plies].tolist()))
         except ValueError:
             continue
-    return jax.tree.map(lambda *x: jnp.stack(x), *states)
+    return jax.tree.map(lambda *x: np.stack(x), *states)
+
+
+# The module's agents: (game, optim_steps) -> (positions, plies, seed) of the positions
+# they move from, and the seed of their keys.
+CASES = {("gomoku", 0): (6, 9, 1, 2), ("gomoku", 3): (4, 6, 3, 4), ("fauxgo", 3): (4, 6, 3, 4)}
 
 
 @functools.lru_cache(maxsize=None)
-def _choose(game: str, optim_steps: int):
-    """(env, agent, params, choose_and_act): one program per config for both `choose`
-    (vmapped) and `act_batch` on the same arguments (XLA computes the choice once)."""
+def chosen(game: str) -> dict:
+    """{optim_steps: (env, agent, states, choice, (actions, memory after, info))}: for each
+    case of `game` in CASES, `choose` (vmapped) and `act_batch` on the same arguments (fresh
+    memories, the fresh params), on the host; every case of the game in one compiled program
+    (XLA computes each choice once)."""
     env = gomoku_jax.make(game, board_size=5 if game == "fauxgo" else 7)
-    agent = agents.make("gmo", optim_steps=optim_steps, **TINY).bind(env)
-    params = agent.params_or_fresh(None)
-    choose = jax.vmap(agent.choose, in_axes=(None, 0, 0, 0))
-    both = jax.jit(lambda *args: (choose(*args), agent.act_batch(*args)))
-    return env, agent, params, both
+    cases = {steps: spec for (g, steps), spec in CASES.items() if g == game}
+    bound = {steps: agents.make("gmo", optim_steps=steps, **TINY).bind(env) for steps in cases}
+    states = {steps: random_positions(env, *cases[steps][:3]) for steps in cases}
+    params = {steps: agent.params_or_fresh(None) for steps, agent in bound.items()}
+
+    @jax.jit
+    def run(params, states):
+        out = {}
+        for steps, agent in bound.items():
+            count, key = cases[steps][0], cases[steps][3]
+            memory = jax.vmap(agent.init)(jax.random.split(jax.random.key(0), count))
+            args = (params[steps], memory, states[steps],
+                    jax.random.split(jax.random.key(key), count))
+            out[steps] = (jax.vmap(agent.choose, in_axes=(None, 0, 0, 0))(*args),
+                          agent.act_batch(*args))
+        return out
+
+    outs = jax.device_get(run(params, states))
+    return {steps: (env, bound[steps], states[steps], *outs[steps]) for steps in cases}
 
 
 def test_without_ascent_gmo_plays_the_top_scored_move():
-    env, agent, params, choose_and_act = _choose("gomoku", 0)
-    states = random_positions(env, 6, 9, seed=1)
-    memory = jax.vmap(agent.init)(jax.random.split(jax.random.key(0), 6))
-    choice, _ = choose_and_act(params, memory, states, jax.random.split(jax.random.key(2), 6))
+    _, _, _, choice, _ = chosen("gomoku")[0]
     scores = np.asarray(choice.scores)
     np.testing.assert_array_equal(choice.action, scores.argmax(axis=1))
     np.testing.assert_array_equal(choice.projected, choice.candidates)
@@ -107,11 +127,7 @@ def test_without_ascent_gmo_plays_the_top_scored_move():
 
 def test_with_ascent_moves_are_legal_and_remembered_on_both_games():
     for game in ("gomoku", "fauxgo"):
-        env, agent, params, choose_and_act = _choose(game, 3)
-        states = random_positions(env, 4, 6, seed=3)
-        memory = jax.vmap(agent.init)(jax.random.split(jax.random.key(0), 4))
-        keys = jax.random.split(jax.random.key(4), 4)
-        choice, (actions, after, info) = choose_and_act(params, memory, states, keys)
+        env, agent, states, choice, (actions, after, info) = chosen(game)[3]
         legal = np.asarray(states.legal_action_mask)
         assert legal[np.arange(4), np.asarray(actions)].all()
         np.testing.assert_array_equal(actions, choice.action)

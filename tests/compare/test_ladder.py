@@ -159,11 +159,13 @@ def test_a_comparison_on_a_ladder(trained_run, tmp_path):
     for seed in (0, 1):  # conftest's `trained_run`, twice: rated without training
         shutil.copytree(trained_run, runs / "a" / f"seed{seed}")
     out = tmp_path / "cmp"
+    # test_runner.py's (and notebooks/07_compare.ipynb's) games, eval agent and references,
+    # whose matches compile once a session, and a third candidate for a ladder of three.
     args = ["compare", "--out", str(out), "--runs", str(runs), "--preset", "test",
-            "--seeds", "2", "--iterations", "5", "--points", "1", "--games", "16",
-            "--ladder", "--references", "random,pure_mcts:num_simulations=4,"
-            "pure_mcts:num_simulations=16", "--eval-agent", "policy:evaluator=network",
-            "--no-progress", "--arm", "a: " + " ".join(PROGRAM_SETS)]
+            "--seeds", "2", "--iterations", "5", "--points", "1", "--games", "8",
+            "--ladder", "--references", "random,proximity_random,pure_mcts:num_simulations=4",
+            "--eval-agent", "policy:evaluator=network", "--no-progress",
+            "--arm", "a: " + " ".join(PROGRAM_SETS)]
     assert cli.main(args) == 0
     data = json.loads((out / L.LADDER_FILE).read_text())
     assert data["rungs"][0] == "random" and set(data["checkpoints"]) == {

@@ -14,7 +14,9 @@ from gomoku_jax.compare.spec import Budget, Comparison, parse_arm
 
 # Arm a trains the session's run's program (conftest's `trained_run`), arm b bootstraps its
 # first iteration with the heuristic evaluator (tests/train/test_bootstrap.py's programs):
-# two arms that train differently, and no program of their own.
+# two arms that train differently, and no program of their own. The references, games and
+# eval agent are notebooks/07_compare.ipynb's and test_ladder.py's: their matches compile
+# once a session (the persistent cache serves the others).
 ARM_A = "a: " + " ".join(PROGRAM_SETS)
 ARM_B = "b: " + " ".join((*PROGRAM_SETS, "selfplay.bootstrap_iterations=1",
                           "selfplay.bootstrap_evaluator=heuristic"))

@@ -5,13 +5,15 @@ the tables and JSON they feed. No timed asserts.
 Compiling self-play, SGD and a whole iteration takes minutes on a 2-core CPU, so
 `test_every_measurement_traces_against_the_package` swaps the script's timer for one that
 traces each function (every call into the package is checked: signatures, shapes,
-shardings) without compiling it, and reports made-up times."""
+shardings) without compiling it, and reports made-up times; its trainers' fresh states are
+traced too (`TracedAlphaZero`)."""
 
 import dataclasses
 import json
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from experiment_scripts import load_script
 
@@ -67,11 +69,31 @@ def test_eval_end_to_end_through_the_cli(tmp_path, capsys):
     assert p["config"]["selfplay"]["games"] == 2
 
 
+def zeros_of(shapes):
+    """Zeros of a tree of `jax.ShapeDtypeStruct`s, on their shardings where given: NumPy's
+    put on the device (no compile, unlike `jnp.zeros` and `jnp.asarray`), but for PRNG key
+    arrays."""
+    def zeros(s):
+        if jnp.issubdtype(s.dtype, jax.dtypes.extended):
+            return jnp.zeros(s.shape, s.dtype)
+        return jax.device_put(np.zeros(s.shape, s.dtype), s.sharding)
+
+    return jax.tree.map(zeros, shapes)
+
+
+class TracedAlphaZero(bt.AlphaZero):
+    """The trainer with `init` traced, not compiled: zeros of its fresh state's shapes on
+    its shardings (the measurements only trace what they are given)."""
+
+    def init(self, seed=None):
+        return zeros_of(jax.eval_shape(self._jitted_fresh, jax.random.key(0)))
+
+
 def trace_only(jitted, args, repeats, thread=None, max_seconds=None, first=None):
     """`timing.time_jitted` without XLA: traces `jitted` on `args` (shapes only), hands on
     zeros of its output, and reports 1 s of compile and 0.5 s per call (the warm-up alone,
     0 timed calls, under a `max_seconds` below 1 s)."""
-    out = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), jax.eval_shape(jitted, *args))
+    out = zeros_of(jax.eval_shape(jitted, *args))
     if first is not None:
         first.append(out)
     if thread is not None:
@@ -82,6 +104,7 @@ def trace_only(jitted, args, repeats, thread=None, max_seconds=None, first=None)
 @pytest.mark.slow
 def test_every_measurement_traces_against_the_package(monkeypatch):
     monkeypatch.setattr(bt, "time_jitted", trace_only)
+    monkeypatch.setattr(bt, "AlphaZero", TracedAlphaZero)
     lines, ticks = [], []
     measure = ("selfplay", "train", "iteration", "selfplay_loops")
     out = bt.run_benchmark(["test"], assignments=TINY, repeats=1, matmul_size=128,
@@ -132,6 +155,7 @@ def test_every_measurement_traces_against_the_package(monkeypatch):
 
 def test_loop_comparison_skips_the_batches_above_one_over_budget(monkeypatch):
     monkeypatch.setattr(bt, "time_jitted", trace_only)
+    monkeypatch.setattr(bt, "AlphaZero", TracedAlphaZero)
     out = bt.run_benchmark(["test"], assignments=TINY, repeats=2, matmul_size=64,
                            max_seconds=0.5, measure=("selfplay_loops",),
                            selfplay_batches=(2, 4), loops=("mctx",), log=lambda s: None)

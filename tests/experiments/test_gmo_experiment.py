@@ -11,10 +11,12 @@ gx = load_script("gmo")
 
 @pytest.mark.slow
 def test_smallest_run_end_to_end(tmp_path, capsys):
+    # Gomoku 5x5, four in a row: its programs compile faster than Faux Go's on 5x5
     out, js = tmp_path / "gmo.md", tmp_path / "gmo.json"
-    assert gx.main(["--game", "fauxgo", "--board-size", "5", "--batch-sizes", "1",
-                    "--positions", "4", "--games", "1", "--ablations", "gmo,optim_steps=0",
-                    "--opponents", "random", "--out", str(out), "--json", str(js)]) == 0
+    assert gx.main(["--game", "gomoku", "--board-size", "5", "--win-length", "4",
+                    "--batch-sizes", "1", "--positions", "4", "--games", "1",
+                    "--ablations", "gmo,optim_steps=0", "--opponents", "random",
+                    "--out", str(out), "--json", str(js)]) == 0
     report = out.read_text()
     assert report.strip() in capsys.readouterr().out
     assert "| gmo | random |" in report and "| optim_steps=0 | random |" in report

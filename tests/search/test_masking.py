@@ -2,9 +2,10 @@
 depth (mctx masks only the root), for every algorithm and Q transform, and a root mask
 keeps the root to its moves.
 
-The searches are the reference searches of search_helpers (also checked against mctx's
-loop in test_tree_loop.py): in their lost positions the unvisited children, illegal ones
-included, look best to an unmasked selection (the control below)."""
+The searches are the reference searches of search_helpers, all in one compiled program
+(reference_trees.py; also checked against mctx's loop in test_tree_loop.py): in their lost
+positions the unvisited children, illegal ones included, look best to an unmasked
+selection (the control below)."""
 
 from __future__ import annotations
 
@@ -15,68 +16,69 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 import pytest
+from reference_trees import reference_trees
 from search_helpers import (
     REFERENCE,
-    REFERENCE_SIMS,
     candidates_fn,
     illegal_interior_visits,
     reference_positions,
-    reference_search,
 )
 
-from gomoku_jax import search
 from gomoku_jax.search import puct, selection
 
 # Each reference config with mctx's semantics at a game-over node (test_tree_loop.py's
 # trees), and PUCT's with the algorithms' default, `stop_at_terminal`.
-SEARCHES = [(name, {}) for name in REFERENCE] + [("puct-peaked-alphazero",
-                                                  {"stop_at_terminal": True})]
+SEARCHES = [(name, "ours") for name in REFERENCE] + [("puct-peaked-alphazero", "stop")]
 
 
-@pytest.mark.parametrize("name, changes", SEARCHES,
-                         ids=[n + ("-stop" if c else "") for n, c in SEARCHES])
-def test_no_visits_on_illegal_or_masked_children_below_the_root(name, changes):
-    algorithm, _, out = reference_search(name, **changes)
+@pytest.mark.parametrize("name, variant", SEARCHES,
+                         ids=[n + ("-stop" if v == "stop" else "") for n, v in SEARCHES])
+def test_no_visits_on_illegal_or_masked_children_below_the_root(name, variant):
+    algorithm, _, out = reference_trees()[name, variant]
     env, _ = reference_positions()
     bad, searched = illegal_interior_visits(env, algorithm, out.tree)
     assert searched > 16 * 8  # the trees went deeper than the roots
     assert bad == 0, f"{bad} of {searched} child visits on illegal or masked moves"
 
 
-def test_mctx_selection_would_visit_illegal_children(monkeypatch):
+def test_mctx_selection_would_visit_illegal_children():
     """The control: with mctx's own PUCT selection (which masks the root only) the same
     search walks into occupied cells, so the test above would catch the defect."""
-
-    def unmasked(rng_key, tree, node_index, depth, *, pb_c_init, pb_c_base, qtransform):
-        return mctx.muzero_action_selection(rng_key, tree, node_index, depth,
-                                            pb_c_init=pb_c_init, pb_c_base=pb_c_base,
-                                            qtransform=qtransform)
-
-    monkeypatch.setattr(selection, "puct_selection", unmasked)
-    _, evaluator, fields = REFERENCE["puct-peaked-alphazero"]
-    algorithm = search.make("puct", **fields)
-    env, states = reference_positions()
-    out = jax.jit(lambda s, k: algorithm.search(env, evaluator, None, s, k, REFERENCE_SIMS))(
-        states, jax.random.key(7))
+    algorithm, _, out = reference_trees()["puct-peaked-alphazero", "unmasked"]
+    env, _ = reference_positions()
     bad, searched = illegal_interior_visits(env, algorithm, out.tree)
     assert bad > searched // 10
 
 
-@functools.lru_cache(maxsize=None)
-def _selections(q_transform: str):
-    """(ours, mctx's) PUCT selection at every node of a batch of trees (int32[B, N])."""
-    def at_every_node(select):
-        def one(key, tree):
-            nodes = jnp.arange(tree.node_visits.shape[0])
-            keys = jax.random.split(key, nodes.shape[0])
-            return jax.vmap(lambda k, n: select(k, tree, n, 1))(keys, nodes)
-        return jax.vmap(one)
+def _at_every_node(select, keys, trees):
+    """select(key, tree, node, depth 1) at every node of a batch of trees: int32[B, N]."""
+    def one(key, tree):
+        nodes = jnp.arange(tree.node_visits.shape[0])
+        node_keys = jax.random.split(key, nodes.shape[0])
+        return jax.vmap(lambda k, n: select(k, tree, n, 1))(node_keys, nodes)
+    return jax.vmap(one)(keys, trees)
 
-    kwargs = dict(pb_c_init=1.25, pb_c_base=19652.0, qtransform=puct.qtransform(q_transform))
-    ours = functools.partial(selection.puct_selection, **kwargs)
-    theirs = functools.partial(mctx.muzero_action_selection, **kwargs)
-    return jax.jit(lambda keys, tree: (at_every_node(ours)(keys, tree),
-                                       at_every_node(theirs)(keys, tree)))
+
+@jax.jit
+def _selections(keys, trees) -> dict:
+    """{q_transform: (ours, mctx's) PUCT selection at every node int32[B, N]}: every Q
+    transform in one compiled program (the same program for both trees searched below:
+    they have the same shapes)."""
+    out = {}
+    for q_transform in puct.Q_TRANSFORMS:
+        kwargs = dict(pb_c_init=1.25, pb_c_base=19652.0, qtransform=puct.qtransform(q_transform))
+        out[q_transform] = tuple(
+            _at_every_node(functools.partial(select, **kwargs), keys, trees)
+            for select in (selection.puct_selection, mctx.muzero_action_selection))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def selections(name: str) -> dict:
+    """`_selections` on the tree of `reference_trees()[name, "ours"]` (on the host)."""
+    tree = reference_trees()[name, "ours"][2].tree
+    keys = jax.random.split(jax.random.key(0), tree.node_visits.shape[0])
+    return jax.device_get(_selections(keys, tree))
 
 
 @pytest.mark.parametrize("q_transform", puct.Q_TRANSFORMS)
@@ -87,10 +89,9 @@ def test_puct_selection_never_picks_a_masked_child_with_any_q_transform(q_transf
     selection picks masked children at these nodes."""
     env, _ = reference_positions()
     for name in ("puct-noisy-min_max-hard", "puct-peaked-alphazero"):
-        algorithm, _, out = reference_search(name)
+        algorithm, _, out = reference_trees()[name, "ours"]
         tree = out.tree
-        keys = jax.random.split(jax.random.key(0), tree.node_visits.shape[0])
-        ours, theirs = map(np.asarray, _selections(q_transform)(keys, tree))
+        ours, theirs = map(np.asarray, selections(name)[q_transform])
         states = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), tree.embeddings)
         allowed = candidates_fn(env, algorithm.prior_shaping,
                                 algorithm.candidate_threshold)(states)
@@ -111,7 +112,7 @@ def test_root_mask_restricts_the_root():
     _, states = reference_positions()
     legal = np.asarray(states.legal_action_mask)
     for name in REFERENCE:
-        _, mask, out = reference_search(name)
+        _, mask, out = reference_trees()[name, "ours"]
         visits = np.asarray(out.tree.children_visits[:, 0])
         action = np.asarray(out.action)
         for b in range(3):  # two candidates each

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from mctx._src import policies as mctx_policies
 from mctx._src import search as mctx_search
+from reference_trees import reference_trees
 from search_helpers import (
     REFERENCE,
     REFERENCE_SIMS,
@@ -19,7 +20,6 @@ from search_helpers import (
     assert_same_tree,
     random_tree,
     reference_positions,
-    reference_search,
 )
 
 from gomoku_jax import search
@@ -37,14 +37,14 @@ def positions():
 
 
 # Few configs (search_helpers.REFERENCE: the heuristic evaluator is left out, it costs most
-# of the compile time and adds nothing to what the loops do); each compiles two searches,
-# which tests/search/test_masking.py checks too.
+# of the compile time and adds nothing to what the loops do), all searched by one program
+# (reference_trees.py), which tests/search/test_masking.py checks too.
 @pytest.mark.parametrize("name", list(REFERENCE))
 def test_our_loop_builds_mctx_search_tree(name):
     """Every registered algorithm, through `loop=...` and with a root mask: the same tree,
     array for array, and the same move, policy and value."""
-    _, _, ours = reference_search(name)
-    _, _, theirs = reference_search(name, loop="mctx")
+    _, _, ours = reference_trees()[name, "ours"]
+    _, _, theirs = reference_trees()[name, "mctx"]
     assert_same_tree(ours.tree, theirs.tree)
     np.testing.assert_array_equal(ours.action, theirs.action)
     np.testing.assert_allclose(ours.policy, theirs.policy, rtol=1e-5, atol=1e-6)
@@ -57,8 +57,8 @@ def test_a_descent_stops_at_a_game_over_node():
     game is over, the tree stays contiguous, and the root is still visited S + 1 times; mctx
     (and our loop without it, the tree above) grows chains under such nodes in these late
     positions."""
-    trees = {True: reference_search("puct-peaked-alphazero", stop_at_terminal=True)[2].tree,
-             False: reference_search("puct-peaked-alphazero")[2].tree}  # the reference's
+    trees = {True: reference_trees()["puct-peaked-alphazero", "stop"][2].tree,
+             False: reference_trees()["puct-peaked-alphazero", "ours"][2].tree}
 
     def below_terminal(tree):
         parents = np.asarray(tree.parents)
@@ -90,17 +90,36 @@ def policy_inputs():
     return root, env_model.recurrent_fn, ~allowed
 
 
-@pytest.mark.parametrize("policy", ["muzero", "gumbel_muzero"])
-def test_mctx_policies_count_the_same_visits_with_our_loop(policy, policy_inputs, monkeypatch):
+POLICIES = ("muzero", "gumbel_muzero")
+
+
+@pytest.fixture(scope="module")
+def policy_runs(policy_inputs):
+    """{policy: (ours, theirs)}: mctx's `muzero_policy` and `gumbel_muzero_policy` run as
+    they are (theirs) and with their `search` replaced by ours, for the same key, all four
+    in one compiled program (the replacement is in place while its run is traced)."""
+    root, fn, invalid = policy_inputs
+
+    def run(root, invalid):
+        out = {}
+        for policy in POLICIES:
+            kwargs = dict(params=None, rng_key=jax.random.key(3), root=root, recurrent_fn=fn,
+                          num_simulations=SIMS, invalid_actions=invalid)
+            policy_fn = getattr(mctx, f"{policy}_policy")
+            theirs = policy_fn(**kwargs)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(mctx_policies.search, "search", tree_loop.search)
+                out[policy] = (policy_fn(**kwargs), theirs)
+        return out
+
+    return jax.device_get(jax.jit(run)(root, invalid))
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_mctx_policies_count_the_same_visits_with_our_loop(policy, policy_runs):
     """mctx's `muzero_policy` (its Dirichlet noise and selection) and `gumbel_muzero_policy`,
     run as they are and with their `search` replaced by ours, for the same keys."""
-    root, fn, invalid = policy_inputs
-    run = getattr(mctx, f"{policy}_policy")
-    kwargs = dict(params=None, rng_key=jax.random.key(3), root=root, recurrent_fn=fn,
-                  num_simulations=SIMS, invalid_actions=invalid)
-    theirs = jax.jit(lambda: run(**kwargs))()
-    monkeypatch.setattr(mctx_policies.search, "search", tree_loop.search)
-    ours = jax.jit(lambda: run(**kwargs))()
+    ours, theirs = policy_runs[policy]
     np.testing.assert_array_equal(ours.search_tree.summary().visit_counts,
                                   theirs.search_tree.summary().visit_counts)
     np.testing.assert_array_equal(ours.action, theirs.action)
@@ -145,11 +164,10 @@ def backward_sweep(backward):
 def test_path_backward_equals_mctx_backward_on_random_trees():
     """A whole search's worth of updates, node after node, compounds any difference; the
     boards' paths have different depths."""
-    ours_sweep = jax.jit(backward_sweep(tree_loop.path_backward))
-    mctx_sweep = jax.jit(backward_sweep(mctx_search.backward))
+    both = jax.jit(lambda tree: (backward_sweep(tree_loop.path_backward)(tree),
+                                 backward_sweep(mctx_search.backward)(tree)))
     for seed in range(3):
-        tree = random_tree(seed, batch=3, num_nodes=12, num_actions=5)
-        ours, theirs = ours_sweep(tree), mctx_sweep(tree)
+        ours, theirs = both(random_tree(seed, batch=3, num_nodes=12, num_actions=5))
         np.testing.assert_array_equal(ours.node_visits, theirs.node_visits)
         np.testing.assert_array_equal(ours.children_visits, theirs.children_visits)
         np.testing.assert_allclose(ours.node_values, theirs.node_values, rtol=1e-6, atol=1e-6)

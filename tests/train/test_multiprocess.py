@@ -3,10 +3,11 @@ preset on two processes of two CPU devices each against the same run on one devi
 process killed mid-run.
 One run (a minute or so on a 2-core machine): it is launched with `gomoku-jax launch`, one of
 its processes is killed once two iterations are logged, the other must stop with a clear
-error (once the distributed service declares the killed one dead: `--heartbeat-timeout`
-20 s, in which this process runs the reference on one device; the launcher gives it a
-grace of 60 s to say so before it stops it), and the run relaunched with `--resume`
-must finish with the metrics and params of the run on one device (what may differ:
+error (once its next collective fails, or at the latest once the distributed service
+declares the killed one dead: `--heartbeat-timeout` 20 s, in which this process runs the
+reference on one device, without the arena; the launcher gives it a grace of 60 s to say
+so before it stops it), and the run relaunched with `--resume` must finish with the
+metrics and params of the run on one device (what may differ:
 tests/sharded_runs.py). GMO's is the cheapest iteration to compile (twice in each process:
 a multi-process run compiles without the persistent cache, see `gomoku_jax.distributed`);
 AlphaZero's sharded iteration is tests/train/test_alphazero.py's (8 devices in one
@@ -29,9 +30,11 @@ import sharded_runs
 from gomoku_jax import players, train
 
 ITERATIONS = 3
-# The arena (process 0's alone, at the end) changes no training state.
+# The arena (process 0's alone, at the end) changes no training state: the reference on one
+# device plays none (its programs would be most of the reference's compiles).
 SETS = [f"run.iterations={ITERATIONS}", "eval.opponents=random", "eval.games=2"]
 CONFIG = train.override(train.preset("gmo_test", "gmo"), SETS)
+REFERENCE = train.override(CONFIG, ["eval.opponents="])
 ARGS = ["--algo", "gmo", "--preset", "gmo_test", *[x for s in SETS for x in ("--set", s)],
         "--no-progress"]
 # `python -c DIE_WITH_PARENT PID COMMAND...` runs COMMAND, killed (SIGKILL) when the process
@@ -129,10 +132,11 @@ def test_two_processes_match_one_device_and_a_killed_run_resumes(tmp_path):
             assert time.monotonic() < deadline, first.output
             time.sleep(0.05)
         os.kill(pids[1], signal.SIGKILL)
-        # The reference, the run in this process on its one device (the gmo_test preset's
-        # programs, which the other GMO tests compile), while process 0 waits for the
-        # distributed service to declare process 1 dead (its heartbeat timeout), idle.
-        train.train(CONFIG, one_device, progress=False)
+        # The reference, the run in this process on its one device without the arena (the
+        # gmo_test preset's programs, which the other GMO tests compile), while process 0
+        # notices that process 1 is gone (its next collective fails, or at the latest the
+        # distributed service declares it dead: its heartbeat timeout), idle.
+        train.train(REFERENCE, one_device, progress=False)
         code = first.wait(120)
     finally:
         first.stop()

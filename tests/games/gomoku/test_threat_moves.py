@@ -20,17 +20,44 @@ from gomoku_jax.games.gomoku.threat_moves import forcing_moves as threat_forcing
 N = 9
 
 
+BATCH = 24  # test_batch_equals_one_board_at_a_time's boards
+
+
 @functools.lru_cache(maxsize=None)
-def _batched(n: int, nodes: int):
-    return jax.jit(functools.partial(Gomoku(n).forcing_moves, max_nodes=nodes))
+def _searches():
+    """Every threat search of this file on N x N boards, in one compiled program (one
+    program compiles in less time than its parts apart): (one, batch) -> {"hook": the
+    env's hook on `one` (a batch of one), "vmap" / "lax_map": `forcing_moves` on `batch`
+    (BATCH boards) in either layout}."""
+    env = Gomoku(N)
+
+    def run(one, batch):
+        return {"hook": env.forcing_moves(one, max_nodes=512),
+                **{name: threat_forcing_moves(batch, max_nodes=512, one_board_at_a_time=by_one)
+                   for name, by_one in (("vmap", False), ("lax_map", True))}}
+
+    return jax.jit(run)
 
 
-def hook(n: int, nodes: int = 512):
-    """The hook on one state (a batch of one)."""
-    def one(state):
-        win, allowed = _batched(n, nodes)(jax.tree.map(lambda x: x[None], state))
-        return win[0], allowed[0]
-    return one
+def searches(one=None, batch=None) -> dict:
+    """`_searches` of a state (`one`) and of a batch of BATCH states (`batch`); either
+    left out is the empty board (nothing to search)."""
+    empty = _empty()
+    one = jax.tree.map(lambda x: x[None], empty if one is None else one)
+    if batch is None:
+        batch = jax.tree.map(lambda x: np.stack([x] * BATCH), empty)
+    return _searches()(one, batch)
+
+
+@functools.lru_cache(maxsize=None)
+def _empty():
+    return jax.device_get(Gomoku(N).init(jax.random.key(0)))
+
+
+def hook(state):
+    """The hook on one state (a batch of one): (win, allowed) of that state."""
+    win, allowed = searches(one=state)["hook"]
+    return win[0], allowed[0]
 
 
 def random_positions(seed: int, count: int, n: int = N):
@@ -58,12 +85,18 @@ def positions():
     return random_positions(0, 60)
 
 
-def test_win_starts_a_vcf_and_allowed_refutes(positions):
+@pytest.fixture(scope="module")
+def alone(positions):
+    """The hook's (win, allowed) of each position, searched alone (a batch of one)."""
+    config = Gomoku(N).config
+    return [jax.device_get(hook(from_board(config, board, me))) for board, me in positions]
+
+
+def test_win_starts_a_vcf_and_allowed_refutes(positions, alone):
     solver = Solver(N, 5)
     wins = threatened = 0
-    for board, me in positions:
-        win, allowed = hook(N)(from_board(Gomoku(N).config, board, me))
-        win, allowed = int(win), np.asarray(allowed)
+    for (board, me), (win, allowed) in zip(positions, alone):
+        win = int(win)
         own = solver.vcf_depth(board, me, 17)
         theirs = solver.vcf_depth(board, -me, 17)
         if win >= 0:
@@ -95,7 +128,7 @@ def _after(solver, board, m, me) -> bool:
 def test_no_threats_leave_the_root_alone():
     env = Gomoku(N)
     state = env.init(jax.random.key(0))
-    win, allowed = hook(N)(state)
+    win, allowed = hook(state)
     assert int(win) == -1 and np.array_equal(np.asarray(allowed),
                                              np.asarray(state.legal_action_mask))
 
@@ -105,29 +138,27 @@ def test_search_agent_plays_the_shipped_vcf_puzzles():
     same agent misses most of them). Eight of each category, in one batch."""
     suite = tactics_suite.default_suite()
     puzzles = [p for category in ("fours_7", "fours_9")
-               for p in [p for p in suite.puzzles_for_eval() if p[1] == category][:8]]
+               for p in suite.by_category()[category][:8]]
     assert len(puzzles) == 16
     env = suite.env
     agent = registry.make("mcts", num_simulations=1).bind(env)
-    states = jax.tree.map(lambda *x: np.stack(x), *[p[2] for p in puzzles])
+    states = jax.tree.map(lambda *x: np.stack(x),
+                          *[from_board(suite.config, p.board, p.to_move) for p in puzzles])
     keys = jax.random.split(jax.random.key(0), len(puzzles))
     act = jax.jit(agent.act_batch)
     actions = np.asarray(act(None, jax.vmap(agent.init)(keys), states, keys)[0])
-    assert all(int(a) in p[3] for a, p in zip(actions, puzzles))
+    assert all(int(a) in p.solutions for a, p in zip(actions, puzzles))
 
 
 @pytest.mark.parametrize("one_board_at_a_time", [False, True], ids=["vmap", "lax_map"])
-def test_batch_equals_one_board_at_a_time(positions, one_board_at_a_time):
+def test_batch_equals_one_board_at_a_time(positions, alone, one_board_at_a_time):
     """Neither layout changes an answer (the batch-level conds of the vmapped one, the
     per-board conds under lax.map): a batch mixing threatened, winning and quiet boards
     gives each board what it gets alone."""
     config = Gomoku(N).config
-    states = [from_board(config, b, me) for b, me in positions[:24]]
+    states = [from_board(config, b, me) for b, me in positions[:BATCH]]
     batch = jax.tree.map(lambda *x: np.stack(x), *states)
-    wins, allowed = jax.jit(functools.partial(
-        threat_forcing_moves, max_nodes=512,
-        one_board_at_a_time=one_board_at_a_time))(batch)
-    for i, state in enumerate(states):
-        win, mask = hook(N)(state)
+    wins, allowed = searches(batch=batch)["lax_map" if one_board_at_a_time else "vmap"]
+    for i, (win, mask) in enumerate(alone[:BATCH]):
         assert int(wins[i]) == int(win)
         assert np.array_equal(np.asarray(allowed[i]), np.asarray(mask))

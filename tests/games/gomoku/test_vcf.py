@@ -167,27 +167,81 @@ def put(n: int, black=(), white=()) -> np.ndarray:
     return b
 
 
-@functools.lru_cache(maxsize=None)
-def batched(k: int, rule: str, config: VCFConfig):
-    return jax.jit(jax.vmap(functools.partial(vcf, win_length=k, rule=rule, config=config)))
-
-
-@functools.lru_cache(maxsize=None)
-def single(k: int, rule: str, config: VCFConfig):
-    return jax.jit(functools.partial(vcf, win_length=k, rule=rule, config=config))
-
-
-def run_batch(boards, attackers, k, rule, config):
-    res = batched(k, rule, config)(jnp.asarray(boards), jnp.asarray(attackers))
-    return jax.tree.map(np.asarray, res)
-
-
-# k = 4 and 5, and both rules; each case compiles two searches (the rules' differences are
-# test_exact5_overline's, and test_vcf_rules.py's for caro and renju).
+# k = 4 and 5, and both rules (the rules' differences are test_exact5_overline's, and
+# test_vcf_rules.py's for caro and renju).
 SMALL = [(7, 4, "freestyle", (9, 7)), (9, 5, "freestyle", (15, 12)),
          (9, 5, "exact5", (15, 12))]
-SHORTEST = VCFConfig(max_depth=4, max_nodes=4096, shortest=True)
-DFS = VCFConfig(max_depth=4, max_nodes=4096)
+BOUNDS = VCFConfig(max_depth=4, max_nodes=4096)  # searched shortest and by plain DFS
+BATCH = 12  # boards per brute-force example
+# Every batched search of this file: name -> (n, k, rule, config), each on 2 * BATCH boards
+# (SMALL's: a shortest and a plain search of BATCH boards; "depth 1": test_agrees_with_solver's).
+BATCHED = {f"{n}-{k}-{rule}": (n, k, rule, BOUNDS) for n, k, rule, _ in SMALL} | {
+    "depth 1": (9, 5, "freestyle", VCFConfig(max_depth=1, max_nodes=512))}
+REFUTE = (7, 4, "freestyle", VCFConfig(max_depth=3, max_nodes=1024))  # n, k, rule, config
+REFUTE_BOARDS, REFUTE_CANDIDATES = 4, 5
+
+
+@functools.lru_cache(maxsize=None)
+def _batched_all():
+    """Every batched search of this file in one compiled program (one program compiles in
+    less time than its searches apart): {name: (boards, attackers, shortest bool[B])}
+    for BATCHED (`shortest` traced, `vcf(shortest=...)` as `threat_moves` runs it: one
+    search serves a shortest line and a plain DFS), "refute": (boards, me, candidates) ->
+    {name: VCF results, "refute": (refutations, opponent_vcf)}."""
+    n, k, rule, config = REFUTE
+
+    def run(inputs):
+        out = {}
+        for name, (_, kk, r, c) in BATCHED.items():
+            search = functools.partial(vcf, win_length=kk, rule=r, config=c)
+            out[name] = jax.vmap(lambda b, a, s: search(b, a, shortest=s))(*inputs[name])
+        boards, me, candidates = inputs["refute"]
+        out["refute"] = (
+            jax.vmap(functools.partial(refutations, win_length=k, rule=rule, config=config,
+                                       max_candidates=REFUTE_CANDIDATES))(boards, me,
+                                                                          candidates),
+            jax.vmap(functools.partial(opponent_vcf, win_length=k, rule=rule,
+                                       config=config))(boards, me))
+        return out
+
+    return jax.jit(run)
+
+
+def search_batches(cases: dict) -> dict:
+    """Results (NumPy) of the named cases of `_batched_all` (BATCHED's name or "refute"),
+    given as (boards, attackers, shortest) or "refute"'s inputs; BATCHED cases of fewer
+    than 2 * BATCH boards are padded with empty ones; every other case searches empty
+    boards (no four: nothing to search)."""
+    inputs = {name: (np.zeros((2 * BATCH, n, n), np.int8), np.ones(2 * BATCH, np.int8),
+                     np.zeros(2 * BATCH, bool)) for name, (n, *_) in BATCHED.items()}
+    n = REFUTE[0]
+    inputs["refute"] = (np.zeros((REFUTE_BOARDS, n, n), np.int8),
+                        np.ones(REFUTE_BOARDS, np.int8), np.zeros((REFUTE_BOARDS, n * n), bool))
+    for name, (boards, attackers, *rest) in cases.items():
+        if name != "refute":
+            shortest = np.broadcast_to(np.asarray(rest[0], bool), (len(boards),))
+            rest = [np.zeros(2 * BATCH, bool)]
+            rest[0][:len(boards)] = shortest
+            pad = 2 * BATCH - len(boards)
+            boards = np.concatenate([boards, np.zeros((pad,) + boards.shape[1:], np.int8)])
+            attackers = np.concatenate([attackers, np.ones(pad, np.int8)])
+        inputs[name] = (np.asarray(boards, np.int8), np.asarray(attackers, np.int8), *rest)
+    out = jax.device_get(_batched_all()(inputs))
+    return {name: out[name] if name == "refute" else
+            jax.tree.map(lambda x, m=len(cases[name][0]): x[:m], out[name]) for name in cases}
+
+
+def both_ways(boards, attackers):
+    """(boards, attackers, shortest) searching `boards` twice: shortest, then plain DFS."""
+    count = len(boards)
+    return (np.concatenate([boards, boards]), np.concatenate([attackers, attackers]),
+            np.arange(2 * count) < count)
+
+
+def split(res):
+    """`both_ways`' results as (shortest, plain DFS)."""
+    count = len(res.found) // 2
+    return jax.tree.map(lambda x: x[:count], res), jax.tree.map(lambda x: x[count:], res)
 
 
 # -- 1. against the brute force -------------------------------------------------------
@@ -196,11 +250,11 @@ DFS = VCFConfig(max_depth=4, max_nodes=4096)
 @given(seed=st.integers(0, 2 ** 31 - 1))
 def test_matches_brute_force(n, k, rule, stones, seed):
     exact = rule == "exact5"
-    boards, atts = random_boards(seed, 12, n, k, stones)
-    short = run_batch(boards, atts, k, rule, SHORTEST)
-    dfs = run_batch(boards, atts, k, rule, DFS)
+    boards, atts = random_boards(seed, BATCH, n, k, stones)
+    name = f"{n}-{k}-{rule}"
+    short, dfs = split(search_batches({name: both_ways(boards, atts)})[name])
     for i, (b, att) in enumerate(zip(boards, atts)):
-        want = bf_vcf(b, n, k, exact, int(att), SHORTEST.max_depth)
+        want = bf_vcf(b, n, k, exact, int(att), BOUNDS.max_depth)
         for res, shortest in ((short, True), (dfs, False)):
             assert not res.exhausted[i]
             assert bool(res.found[i]) == (want is not None), (b, att, shortest)
@@ -208,7 +262,7 @@ def test_matches_brute_force(n, k, rule, stones, seed):
                 assert res.move[i] == -1 and res.depth[i] == -1 and (res.line[i] == -1).all()
                 continue
             depth = int(res.depth[i])
-            assert depth == want if shortest else want <= depth <= DFS.max_depth
+            assert depth == want if shortest else want <= depth <= BOUNDS.max_depth
             assert res.move[i] == res.line[i][0]
             check_line(b, n, k, exact, int(att), res.line[i], depth)
 
@@ -217,10 +271,10 @@ def test_found_positions_are_common_enough():
     """The random positions of the brute-force test have VCFs of several depths (else it
     would test little)."""
     n, k, rule, stones = SMALL[0]
-    boards, atts = random_boards(0, 24, n, k, stones)
-    depths = []
-    for part in (slice(0, 12), slice(12, 24)):  # the brute-force test's batch: its program
-        depths += list(run_batch(boards[part], atts[part], k, rule, SHORTEST).depth)
+    boards, atts = random_boards(0, 2 * BATCH, n, k, stones)
+    # the brute-force test's batch of 2 * BATCH (its program), every board searched shortest
+    name = f"{n}-{k}-{rule}"
+    depths = list(search_batches({name: (boards, atts, True)})[name].depth)
     assert {-1, 0, 1} <= set(int(d) for d in depths) and max(depths) >= 2, depths
 
 
@@ -230,9 +284,10 @@ def test_found_positions_are_common_enough():
 def test_agrees_with_solver(seed):
     n, k = 9, 5
     solver = Solver(n, k)
-    boards, atts = random_boards(seed, 12, n, k, (14, 12))
-    one = run_batch(boards, atts, k, "freestyle", VCFConfig(max_depth=1, max_nodes=512))
-    two = run_batch(boards, atts, k, "freestyle", SHORTEST)
+    boards, atts = random_boards(seed, BATCH, n, k, (14, 12))
+    res = search_batches({"depth 1": (boards, atts, False), "9-5-freestyle":
+                          (boards, atts, True)})
+    one, two = res["depth 1"], res["9-5-freestyle"]
     for i, (b, att) in enumerate(zip(boards, atts)):
         # A win within 3 plies is a five or a double four (possibly blocking a four).
         assert not one.exhausted[i]
@@ -247,10 +302,42 @@ def test_agrees_with_solver(seed):
 # -- 3. hand-made 15x15 positions ----------------------------------------------------------
 N = 15
 CFG = VCFConfig(max_depth=8, max_nodes=512)
+# Every single-board search of this file: name -> (n, k, rule, config). The 15x15 ones take
+# `shortest` traced; "vmap" (test_vmap_matches_single's) is the plain search with
+# config.shortest static, as the batch's is traced.
+SINGLES = {"freestyle": (N, 5, "freestyle", CFG), "exact5": (N, 5, "exact5", CFG),
+           "depth 3": (N, 5, "freestyle", VCFConfig(max_depth=3, max_nodes=512)),
+           "2 nodes": (N, 5, "freestyle", VCFConfig(max_depth=8, max_nodes=2)),
+           "vmap": (9, 5, "exact5", BOUNDS)}
 
 
-def solve(board, att=1, rule="freestyle", config=CFG):
-    return jax.tree.map(np.asarray, single(5, rule, config)(jnp.asarray(board), jnp.int8(att)))
+@functools.lru_cache(maxsize=None)
+def _singles():
+    """{name: (board, attacker, shortest)} -> {name: VCF result} for every search of
+    SINGLES, in one compiled program."""
+    def run(inputs):
+        out = {}
+        for name, (_, k, rule, config) in SINGLES.items():
+            board, att, shortest = inputs[name]
+            out[name] = vcf(board, att, k, rule, config,
+                            shortest=None if name == "vmap" else shortest)
+        return out
+
+    return jax.jit(run)
+
+
+def search_one(name, board, att, shortest=False):
+    """SINGLES[name]'s search of one board, through `_singles` (the others search an empty
+    board: nothing to search)."""
+    inputs = {m: (np.zeros((n, n), np.int8), np.int8(1), np.False_)
+              for m, (n, *_) in SINGLES.items()}
+    inputs[name] = (np.asarray(board, np.int8), np.int8(att), np.bool_(shortest))
+    return jax.tree.map(np.asarray, _singles()(inputs)[name])
+
+
+def solve(board, att=1, rule="freestyle", shortest=False):
+    """CFG's search of a 15x15 board under `rule`."""
+    return search_one(rule, board, att, shortest)
 
 
 def test_five_now_and_empty_board():
@@ -285,7 +372,7 @@ def test_exact5_overline():
 
 def test_four_move_vcf():
     b = parse(FOUR_MOVE_VCF)
-    r = solve(b, 1, "freestyle", VCFConfig(max_depth=8, max_nodes=512, shortest=True))
+    r = solve(b, 1, shortest=True)
     assert r.found and r.depth == 4, r
     check_line(b, N, 5, False, 1, r.line, 4)
     assert bf_solver_depth(b, 1, 4) == 4
@@ -294,7 +381,7 @@ def test_four_move_vcf():
     assert r.found and 4 <= r.depth <= 8
     check_line(b, N, 5, False, 1, r.line, int(r.depth))
     # Too shallow a search finds nothing, and says it ran out of depth, not nodes.
-    r = solve(b, 1, "freestyle", VCFConfig(max_depth=3, max_nodes=512))
+    r = search_one("depth 3", b, 1)
     assert not r.found and not r.exhausted
 
 
@@ -338,7 +425,7 @@ def test_block_makes_a_counter_four():
 
 def test_budget_exhaustion():
     b = parse(FOUR_MOVE_VCF)
-    r = solve(b, 1, "freestyle", VCFConfig(max_depth=8, max_nodes=2))
+    r = search_one("2 nodes", b, 1)
     assert not r.found and r.exhausted and r.nodes == 2 and r.move == -1
     # No VCF, searched to the end: not exhausted.
     b = put(N, black=[(7, 7), (7, 8), (7, 9)], white=[(7, 6)])
@@ -398,37 +485,29 @@ FOUR_MOVE_VCF = [  # a random position, shortest VCF 4 fours (bf_solver_depth ag
 
 # -- 4. jit + vmap ----------------------------------------------------------------------
 def test_vmap_matches_single():
-    n, k, rule = 9, 5, "exact5"
-    boards, atts = random_boards(7, 12, n, k, (15, 12))  # the batch of SMALL's: one program
-    res = run_batch(boards, atts, k, rule, DFS)
-    one = single(k, rule, DFS)
+    boards, atts = random_boards(7, BATCH, 9, 5, (15, 12))
+    res = search_batches({"9-5-exact5": (boards, atts, False)})["9-5-exact5"]
     for i in range(len(boards)):
-        r = one(jnp.asarray(boards[i]), jnp.int8(atts[i]))
+        r = search_one("vmap", boards[i], atts[i])
         for field in r._fields:
-            np.testing.assert_array_equal(np.asarray(getattr(r, field)),
-                                          getattr(res, field)[i], err_msg=field)
+            np.testing.assert_array_equal(getattr(r, field), getattr(res, field)[i],
+                                          err_msg=field)
 
 
 # -- refutations --------------------------------------------------------------------------
 def test_refutations_against_brute_force():
-    n, k, rule = 7, 4, "freestyle"
-    cfg = VCFConfig(max_depth=3, max_nodes=1024)
-    boards, atts = random_boards(3, 4, n, k, (8, 8))
-    fn = jax.jit(jax.vmap(functools.partial(refutations, win_length=k, rule=rule,
-                                            config=cfg, max_candidates=5)))
-    opp = jax.jit(jax.vmap(functools.partial(opponent_vcf, win_length=k, rule=rule,
-                                             config=cfg)))
+    n, k, rule, cfg = REFUTE
+    assert rule == "freestyle"
+    boards, atts = random_boards(3, REFUTE_BOARDS, n, k, (8, 8))
     cands = np.zeros((len(boards), n * n), bool)
     cands[:, ::3] = True
     me = -atts  # the side to move faces the attacker
-    res = jax.tree.map(np.asarray, fn(jnp.asarray(boards), jnp.asarray(me),
-                                      jnp.asarray(cands)))
-    threat = jax.tree.map(np.asarray, opp(jnp.asarray(boards), jnp.asarray(me)))
+    res, threat = search_batches({"refute": (boards, me, cands)})["refute"]
     for i, b in enumerate(boards):
         flat = b.reshape(-1)
         want = bf_vcf(b, n, k, False, -int(me[i]), cfg.max_depth)
         assert bool(threat.found[i]) == (want is not None)
-        picks = [c for c in range(n * n) if cands[i, c] and flat[c] == 0][:5]
+        picks = [c for c in range(n * n) if cands[i, c] and flat[c] == 0][:REFUTE_CANDIDATES]
         assert list(np.flatnonzero(res.checked[i])) == picks
         for c in picks:
             nb = flat.copy()
