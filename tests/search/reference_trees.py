@@ -2,10 +2,10 @@
 test_tree_loop.py (our loop against mctx's) and test_masking.py (no visit on a masked
 child).
 
-A search compiled on its own pays XLA's per-program cost each time; the same searches in
-one program compile in less than half the time. The program is the same in both modules,
-so the persistent compilation cache (conftest.py) serves the second one, on either xdist
-worker.
+The program is the same in both modules, so it compiles once per run: the persistent
+compilation cache (conftest.py) serves the second module, on either xdist worker. (One
+program of all the searches compiles in about the time of its parts; what it saves is the
+second module's compiles.)
 """
 
 from __future__ import annotations
