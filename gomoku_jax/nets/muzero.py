@@ -253,11 +253,7 @@ class MuZeroNetwork(NetHandle):
     pass_action: Optional[NonNegativeInt] = None
 
     def __post_init__(self):
-        shape = tuple(self.observation_shape)
-        if len(shape) != 3 or not all(isinstance(d, int) and d > 0 for d in shape):
-            raise ValueError(f"MuZero's networks take observations of shape [H, W, C] (a "
-                             f"board of planes), got {self.observation_shape!r}")
-        object.__setattr__(self, "observation_shape", shape)
+        self._set_board_shape("MuZero's networks")
         configs.validate(self)
         if self.pass_action is not None and self.pass_action >= self.num_actions:
             raise ValueError(f"pass_action must be < num_actions {self.num_actions}, got "

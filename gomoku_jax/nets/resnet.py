@@ -19,6 +19,7 @@ updated averages.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import functools
 from typing import Any, Callable, NamedTuple
@@ -152,14 +153,24 @@ def _jitted_init(handle: "NetHandle"):
     return jax.jit(handle._init)
 
 
-class NetHandle:
+class NetHandle(abc.ABC):
     """What a functional handle on an NNX network shares (`PolicyValueModel`, MuZero's
     `MuZeroNetwork`): a subclass is a frozen dataclass (hashable: a static argument of
     `jit`, holding no arrays) whose `_build(rngs)` builds the module; the module's static
     graphdef is built once per handle, and its variables travel as `NetVars`."""
 
+    @abc.abstractmethod
     def _build(self, rngs: nnx.Rngs) -> nnx.Module:
-        raise NotImplementedError
+        """The module, its variables drawn from `rngs`."""
+
+    def _set_board_shape(self, what: str) -> None:
+        """Checks `self.observation_shape` is a board of planes, (H, W, C) positive ints,
+        and stores it as a tuple; the error names `what` takes it."""
+        shape = tuple(self.observation_shape)
+        if len(shape) != 3 or not all(isinstance(d, int) and d > 0 for d in shape):
+            raise ValueError(f"{what} take observations of shape [H, W, C] (a board of "
+                             f"planes), got {self.observation_shape!r}")
+        object.__setattr__(self, "observation_shape", shape)
 
     @property
     def graphdef(self):
@@ -215,11 +226,7 @@ class PolicyValueModel(NetHandle):
     num_actions: PositiveInt = 225
 
     def __post_init__(self):
-        shape = tuple(self.observation_shape)
-        if len(shape) != 3 or not all(isinstance(d, int) and d > 0 for d in shape):
-            raise ValueError(f"the ResNet takes observations of shape [H, W, C], got "
-                             f"{self.observation_shape!r}")
-        object.__setattr__(self, "observation_shape", shape)
+        self._set_board_shape("the ResNet's networks")
         configs.validate(self)
 
     @classmethod
