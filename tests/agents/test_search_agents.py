@@ -51,8 +51,7 @@ def act_batch(agent):
 def acted() -> dict:
     """{name: (its act_batch's output, that of a second call with the same keys)}, on the
     host, for every agent of SPECS on `positions(GOMOKU)`: all four agents in one compiled
-    program (a search compiled on its own pays XLA's per-program cost each time), run
-    twice."""
+    program, run twice."""
     bound = {name: agents.make(name, **spec).bind(GOMOKU) for name, spec in SPECS.items()}
     both = jax.jit(lambda states, keys: {name: agent.act_batch(None, None, states, keys)
                                          for name, agent in bound.items()})
