@@ -23,6 +23,7 @@ reroot = jax.jit(reuse.reroot, static_argnums=2)
 find_node = jax.jit(reuse.find_node)
 find_nodes = jax.jit(jax.vmap(reuse.find_node))
 subtree_mask = jax.jit(reuse.subtree_mask)
+subtree_masks = jax.jit(jax.vmap(reuse.subtree_mask, in_axes=(None, 0)))
 
 
 def small_tree() -> mctx.Tree:
@@ -89,6 +90,38 @@ def test_reroot_gives_an_empty_tree_when_absent_or_too_big():
         np.testing.assert_array_equal(new.parents, -1)
         np.testing.assert_array_equal(new.children_index, U)
     assert int(subtree_mask(tree, jnp.int32(1)).sum()) == 3
+
+
+def subtree_reference(parents: np.ndarray, visits: np.ndarray, node: int) -> np.ndarray:
+    """bool[N]: the used nodes with `node` on their walk up the parent links."""
+    out = np.zeros(len(parents), bool)
+    for i in range(len(parents)):
+        j = i
+        while j >= 0 and j != node:
+            j = parents[j]
+        out[i] = node >= 0 and j == node and visits[i] > 0
+    return out
+
+
+def test_subtree_mask_matches_walking_up_the_parents():
+    # 64 nodes: a chain (depth 63, the deepest such a tree can be), random trees, and
+    # unused nodes at the end; every node as the subtree's root, and none (-1).
+    rng = np.random.default_rng(0)
+    n = 64
+    trees = [np.arange(-1, n - 1)]
+    trees += [np.concatenate([[-1], [rng.integers(0, i) for i in range(1, n)]]) for _ in range(3)]
+    for parents in trees:
+        visits = np.where(np.arange(n) < n - rng.integers(0, 8), 1, 0)
+        parents = np.where(visits > 0, parents, -1).astype(np.int32)
+        tree = mctx.Tree(node_visits=jnp.asarray(visits, jnp.int32), raw_values=None,
+                         node_values=None, parents=jnp.asarray(parents), action_from_parent=None,
+                         children_index=None, children_prior_logits=None,
+                         children_visits=None, children_rewards=None,
+                         children_discounts=None, children_values=None, embeddings=None,
+                         root_invalid_actions=None, extra_data=None)
+        masks = subtree_masks(tree, jnp.arange(-1, n, dtype=jnp.int32))
+        for row, node in zip(np.asarray(masks), range(-1, n)):
+            np.testing.assert_array_equal(row, subtree_reference(parents, visits, node))
 
 
 def test_find_node_compares_every_state_leaf():
