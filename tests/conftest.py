@@ -5,21 +5,25 @@ Compiling is most of a JAX test's time on CPU, so every test that plays games go
 `compiled(env)`, which jits each function once per env config for the whole session, and
 XLA's CPU backend is told to compile faster:
 
-- optimisation level 1 instead of its default: compiling a search takes about 40% less
-  time and the tests' programs run about as fast (level 0 compiles faster still but runs
-  3-5x slower);
-- the older loop emitters (`--xla_cpu_use_fusion_emitters=false`): over half the suite
-  (search, agents, io, compare, gomoku, players, alphazero) they cut compile time by 28%
-  and the tests' wall time by 19%, and the programs run as fast. Their one known trap is a
-  long chain of gathers each reading the last one twice, which they fuse into code that
-  doubles with each link; `search/reuse.py`'s subtree mask is a loop for that reason.
+- optimisation level 0 (LLVM's cheapest code generation, most of a compile): the suite's
+  programs run 2-3x slower, but few of them run for long, and over the whole suite (from
+  an empty cache, 2026-11-29) compiling took 285 s of the workers' time instead of 522 s
+  at level 1, and pytest 466 s instead of 583 s;
+- the older loop emitters (`--xla_cpu_use_fusion_emitters=false`): over half the suite at
+  level 1 they cut compile time by 28% and wall time by 19%, and the programs ran as fast.
+  Their one known trap is a long chain of gathers each reading the last one twice, which
+  they fuse into code that doubles with each link; `search/reuse.py`'s subtree mask is a
+  loop for that reason.
+
+The subprocesses the tests start (notebooks' kernels, `gomoku-jax launch`, the CLI) inherit
+the flags through the environment.
 """
 
 from __future__ import annotations
 
 import os
 
-TEST_XLA_FLAGS = ["--xla_backend_optimization_level=1", "--xla_cpu_use_fusion_emitters=false"]
+TEST_XLA_FLAGS = ["--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false"]
 os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *TEST_XLA_FLAGS]).strip()
 
 import dataclasses
