@@ -29,6 +29,7 @@ os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *TEST_XLA_F
 import dataclasses
 import fcntl
 import functools
+import gc
 import pathlib
 import types
 
@@ -53,6 +54,13 @@ from gomoku_jax.games.gomoku import rules
 # is compiled again by the other xdist worker, by a later test that builds its jitted function
 # afresh, or by a notebook's kernel; reading it back takes milliseconds.
 compilation_cache.enable(min_compile_seconds=0.0)
+
+
+# Python's cyclic garbage collector less often: tracing a JAX program allocates millions of
+# short-lived objects, and with the default thresholds (700, 10, 10) the collector ran
+# through them many times a trace. Over 469 tests (search, agents, io, players, eval) from an
+# empty cache: 111 s instead of 114-117 s, the largest process 2.3 GB instead of 2.0 GB.
+gc.set_threshold(50_000, 50, 100)
 
 
 @functools.lru_cache(maxsize=None)
