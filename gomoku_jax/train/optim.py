@@ -1,6 +1,7 @@
 """The optimiser and the compiled SGD loop every training algorithm shares.
 
     optimizer = make_optimizer(config.optim, total_steps)
+    params, stats, opt_state, parts, norm = update(loss_fn, optimizer, params, stats, opt_state)
     carry, aux = sgd_loop(step, carry, key, config.optim, ready)   # K steps in one scan
 """
 
@@ -28,6 +29,19 @@ def make_optimizer(optim: OptimSection, total_steps: int) -> optax.GradientTrans
     if optim.grad_clip > 0:
         return optax.chain(optax.clip_by_global_norm(optim.grad_clip), adamw)
     return adamw
+
+
+def update(loss_fn: Callable[[Any, Any], tuple[jax.Array, tuple[Any, Any]]],
+           optimizer: optax.GradientTransformation, params: Any, batch_stats: Any,
+           opt_state: Any) -> tuple[Any, Any, Any, Any, jax.Array]:
+    """One optimiser update on `loss_fn(params, batch_stats) -> (loss, (parts, new
+    batch_stats))`: (params, batch_stats, opt_state, the parts before the update, the
+    gradient's global norm)."""
+    (_, (parts, new_stats)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
+        params, batch_stats)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    return (optax.apply_updates(params, updates), new_stats, opt_state, parts,
+            optax.tree_utils.tree_norm(grads))
 
 
 def train_when(ready: jax.Array | bool, train, carry: Any) -> tuple[Any, Any]:

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import optax
 
 from gomoku_jax.nets.resnet import PolicyValueModel
+from gomoku_jax.train import optim
 
 _NEG = -1e9
 
@@ -69,8 +70,4 @@ def sgd_step(env, model: PolicyValueModel, optimizer: optax.GradientTransformati
                               samples.weight, samples.value_weight, value_coef)
         return parts.loss, (parts, stats)
 
-    (_, (parts, new_stats)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-        params, batch_stats)
-    updates, opt_state = optimizer.update(grads, opt_state, params)
-    return (optax.apply_updates(params, updates), new_stats, opt_state, parts,
-            optax.tree_utils.tree_norm(grads))
+    return optim.update(loss_fn, optimizer, params, batch_stats, opt_state)

@@ -26,6 +26,7 @@ from flax import struct
 
 from gomoku_jax.games.protocol import is_over, reward_of
 from gomoku_jax.search.base import SearchAlgorithm
+from gomoku_jax.search.env_model import EnvModel
 from gomoku_jax.train.alphazero.samples import NO_ACTION, Sample
 
 
@@ -111,23 +112,64 @@ def _time_major(x: jax.Array) -> jax.Array:
     return jnp.swapaxes(x, 0, 1)
 
 
+class Trajectories(NamedTuple):
+    """What a self-play call saw, time-major over its pending positions then its window
+    (leaves [M, B, ...], M = L + T; a board's column holds its games in order, the slots
+    between its pending length and L empty):
+
+    state: the positions; policy float32[M, B, A]: the search's policy target; mover
+    int32[M, B]: the player to move; action int32[M, B]: the move played from the position;
+    done bool[M, B]: whether that move ended the game; result float32[M, B]: the move's
+    result for its mover where it ended the game (0 elsewhere); value float32[M, B]: the
+    game's final result for the position's mover (where known); present bool[M, B]: a slot
+    holding a position; written bool[M, B]: a position whose game ended (the samples to
+    keep)."""
+
+    state: Any
+    policy: jax.Array
+    mover: jax.Array
+    action: jax.Array
+    done: jax.Array
+    result: jax.Array
+    value: jax.Array
+    present: jax.Array
+    written: jax.Array
+
+
 def play(env, search: SearchAlgorithm, evaluator, num_simulations: int, num_moves: int,
          params: Any, games: Any, pending: Pending, key: jax.Array
          ) -> tuple[Any, Pending, Sample, jax.Array, SelfPlayStats]:
     """Play `num_moves` moves on every board of `games` (leaves [B, ...]) whose earlier
-    positions are `pending`.
+    positions are `pending`, searching the real game valued by `evaluator`.
 
     Returns:
       (games after the last move, the new pending trajectories, samples with leaves
        [(L + T) * B, ...] (time-major), valid bool[(L + T) * B]: the positions of games that
        ended (write these), stats).
     """
+    model = EnvModel(env, evaluator, search)
+    games, new_pending, traj, stats = play_model(env, search, model, num_simulations,
+                                                 num_moves, params, games, pending, key)
+    flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731
+    ones = jnp.ones(traj.written.size, jnp.float32)
+    samples = Sample(state=jax.tree.map(flat, traj.state), policy=flat(traj.policy),
+                     value=flat(traj.value), weight=ones, value_weight=ones,
+                     action=flat(traj.action))
+    return games, new_pending, samples, flat(traj.written), stats
+
+
+def play_model(env, search: SearchAlgorithm, model, num_simulations: int, num_moves: int,
+               params: Any, games: Any, pending: Pending, key: jax.Array
+               ) -> tuple[Any, Pending, Trajectories, SelfPlayStats]:
+    """`play`, searching any `model` (a `search.model.Model` of `env`: the env model, a
+    learned one) with `params`, returning the time-major trajectories instead of samples:
+    (games, the new pending trajectories, Trajectories [L + T, B], stats)."""
     batch, slots = games.legal_action_mask.shape[0], env.max_game_length
 
     def move(carry, key):
         states, ply = carry
         k_search, k_reset = jax.random.split(key)
-        out = search.search(env, evaluator, params, states, k_search, num_simulations)
+        out = search.search_model(model, params, states, k_search, num_simulations)
         after = jax.vmap(env.step)(states, out.action)
         done = is_over(after)
         fresh = new_games(env, k_reset, batch)
@@ -181,8 +223,5 @@ def play(env, search: SearchAlgorithm, evaluator, num_simulations: int, num_move
         written=jnp.sum(written, dtype=jnp.int32),
         pending=jnp.sum(new_pending.length, dtype=jnp.int32),
         dropped=jnp.sum(skip, dtype=jnp.int32))
-    flat = lambda x: x.reshape((-1,) + x.shape[2:])  # noqa: E731
-    ones = jnp.ones(written.size, jnp.float32)
-    samples = Sample(state=jax.tree.map(flat, state), policy=flat(policy), value=flat(value),
-                     weight=ones, value_weight=ones, action=flat(action))
-    return games, new_pending, samples, flat(written), stats
+    return games, new_pending, Trajectories(state, policy, mover, action, done, result,
+                                            value, present, written), stats

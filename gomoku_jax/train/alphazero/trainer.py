@@ -93,15 +93,12 @@ class AlphaZero:
     def __init__(self, config: AlphaZeroConfig, mesh: Optional[jax.sharding.Mesh] = None):
         self.config = config
         self.env = config.env()
-        self.model = make_model(config)
+        self.model = self.make_model(config)
         self.mesh = mesh if mesh is not None else make_mesh(config.run.devices)
         placement = Placement(self.mesh)
         placement.check_divides({"selfplay.games": config.selfplay.games,
                                  "optim.batch_size": config.optim.batch_size})
-        if config.replay.synthetic_fraction > 0 and not self.env.has_synthetic_examples:
-            raise ValueError(f"replay.synthetic_fraction={config.replay.synthetic_fraction} but "
-                             f"game {self.env.id!r} generates no synthetic examples: set it "
-                             f"to 0")
+        self.check_game()
         self.total_sgd_steps = config.run.iterations * config.optim.sgd_steps
         self.optimizer = optim.make_optimizer(config.optim, self.total_sgd_steps)
         self.evaluator = NetworkEvaluator(self.model)
@@ -111,6 +108,22 @@ class AlphaZero:
             if config.selfplay.bootstrap_iterations else None)
         self.replicated, self.data = placement.replicated, placement.data
         self._constrain = placement.constrain
+
+    @staticmethod
+    def make_model(config: AlphaZeroConfig) -> PolicyValueModel:
+        """The network the run trains."""
+        return make_model(config)
+
+    def check_game(self) -> None:
+        """ValueError for a config that asks the game for what it lacks."""
+        fraction = self.config.replay.synthetic_fraction
+        if fraction > 0 and not self.env.has_synthetic_examples:
+            raise ValueError(f"replay.synthetic_fraction={fraction} but game {self.env.id!r} "
+                             f"generates no synthetic examples: set it to 0")
+
+    def replay_example(self) -> Sample:
+        """One unbatched sample of what the replay buffer holds (zeros)."""
+        return example(self.env)
 
     @property
     def sgd_unroll(self) -> int:
@@ -126,7 +139,7 @@ class AlphaZero:
         return TrainState(
             params=variables.params, batch_stats=variables.batch_stats,
             opt_state=self.optimizer.init(variables.params),
-            buffer=replay.init(example(self.env), self.config.replay.capacity),
+            buffer=replay.init(self.replay_example(), self.config.replay.capacity),
             games=games,
             pending=selfplay.empty_pending(self.env, games),
             key=jax.random.key_data(k_run), iteration=jnp.int32(0), sgd_steps=jnp.int32(0))
@@ -204,7 +217,6 @@ class AlphaZero:
     def _iteration(self, state: TrainState, bootstrap: bool = False
                    ) -> tuple[TrainState, dict]:
         cfg = self.config
-        evaluator = self.bootstrap_evaluator if bootstrap else self.evaluator
         key = jax.random.wrap_key_data(state.key)
         key, k_games, k_play, k_train = jax.random.split(key, 4)
         games, pending = state.games, state.pending
@@ -212,9 +224,8 @@ class AlphaZero:
             games = selfplay.new_games(self.env, k_games, cfg.selfplay.games)
             pending = selfplay.empty_pending(self.env, games)
         games, pending = self._constrain((games, pending), self.data)
-        games, pending, samples, valid, stats = selfplay.play(
-            self.env, cfg.search, evaluator, cfg.selfplay.num_simulations,
-            cfg.selfplay.moves, state.variables, games, pending, k_play)
+        games, pending, samples, valid, stats = self.play(state.variables, games, pending,
+                                                          k_play, bootstrap)
         games, pending = self._constrain((games, pending), self.data)
         buffer = replay.add(state.buffer, samples, valid)
 
@@ -226,10 +237,7 @@ class AlphaZero:
                                jax.random.key_data(key), state.iteration + 1, steps)
         finished = jnp.maximum(stats.games, 1)
         metrics = {
-            "loss": jnp.mean(parts.loss), "policy_loss": jnp.mean(parts.policy_loss),
-            "value_loss": jnp.mean(parts.value_loss),
-            "target_entropy": jnp.mean(parts.policy_entropy),
-            "value_accuracy": jnp.mean(parts.value_accuracy),
+            **{name: jnp.mean(part) for name, part in self.loss_metrics(parts).items()},
             "grad_norm": jnp.mean(grad_norm), "trained": ready.astype(jnp.float32),
             "games": stats.games, "first_player_wins": stats.first_wins,
             "second_player_wins": stats.second_wins,
@@ -240,6 +248,24 @@ class AlphaZero:
             "buffer_size": buffer.size, "sgd_steps": steps,
         }
         return new_state, {k: jnp.asarray(v, jnp.float32) for k, v in metrics.items()}
+
+    def play(self, variables: NetVars, games: Any, pending: selfplay.Pending,
+             key: jax.Array, bootstrap: bool) -> tuple[Any, selfplay.Pending, Any, jax.Array,
+                                                      selfplay.SelfPlayStats]:
+        """One iteration's self-play (`selfplay.play`: `selfplay.moves` searches on every
+        board, the network evaluating, or the bootstrap evaluator): (games, pending, samples
+        [M], valid bool[M], stats)."""
+        cfg = self.config
+        evaluator = self.bootstrap_evaluator if bootstrap else self.evaluator
+        return selfplay.play(self.env, cfg.search, evaluator, cfg.selfplay.num_simulations,
+                             cfg.selfplay.moves, variables, games, pending, key)
+
+    @staticmethod
+    def loss_metrics(parts: learner.LossParts) -> dict[str, jax.Array]:
+        """{metric name: float32[K]} of the K SGD steps' loss parts."""
+        return {"loss": parts.loss, "policy_loss": parts.policy_loss,
+                "value_loss": parts.value_loss, "target_entropy": parts.policy_entropy,
+                "value_accuracy": parts.value_accuracy}
 
     def sgd_steps(self, params: Any, batch_stats: Any, opt_state: Any, buffer: replay.Replay,
                   key: jax.Array, ready: jax.Array = True, num_steps: Optional[int] = None):
@@ -256,12 +282,18 @@ class AlphaZero:
                                                                        sgd_steps=num_steps)
 
         def sgd(carry, key):
-            new = learner.sgd_step(self.env, self.model, self.optimizer,
-                                   cfg.optim.value_weight, *carry,
-                                   self.training_batch(buffer, key))
+            new = self.sgd_step(*carry, self.training_batch(buffer, key))
             return new[:3], (new[3], new[4])
 
         return optim.sgd_loop(sgd, (params, batch_stats, opt_state), key, steps, ready)
+
+    def sgd_step(self, params: Any, batch_stats: Any, opt_state: Any, batch: Sample
+                 ) -> tuple[Any, Any, Any, learner.LossParts, jax.Array]:
+        """One optimiser update on a training batch (`learner.sgd_step`): (params,
+        batch_stats, opt_state, the loss parts before it, the gradient norm)."""
+        return learner.sgd_step(self.env, self.model, self.optimizer,
+                                self.config.optim.value_weight, params, batch_stats,
+                                opt_state, batch)
 
     def training_batch(self, buffer: replay.Replay, key: jax.Array) -> Sample:
         """`optim.batch_size` samples: uniform from the buffer, `replay.synthetic_fraction`
