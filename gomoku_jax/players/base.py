@@ -62,6 +62,17 @@ class Player(abc.ABC):
         may fill in the run's own fields, or refuse fields it fixes."""
         return config
 
+    @staticmethod
+    def refuse_network_evaluator(config: dict[str, Any], what: str, run: str,
+                                 own: str) -> None:
+        """ValueError for an agent config that evaluates with a policy-value network
+        (`evaluator=network`), for a kind of network that is none: `run` names the run's
+        kind ("GMO"), `own` the agent that plays it ("gmo")."""
+        if config.get("evaluator") == "network":
+            raise ValueError(f"agent {what!r} uses evaluator=network, but the checkpoint is a "
+                             f"{run} run (no policy-value network): play it as {own!r} or "
+                             f"'trained'")
+
     def describe(self) -> str:
         return (f"{self.run_dir} step {self.step} ({self.algo}, {self.env!r}, "
                 f"{self.model.num_params():,} params)")

@@ -56,10 +56,7 @@ class GMOPlayer(Player):
     def agent_config(self, name: str, config: dict[str, Any], what: str) -> dict[str, Any]:
         """A `gmo` takes the run's `gmo` section under its own fields; agents that would need
         a policy-value network are refused."""
-        if config.get("evaluator") == "network":
-            raise ValueError(f"agent {what!r} uses evaluator=network, but the checkpoint is a "
-                             f"GMO run (no policy-value network): play it as 'gmo' or "
-                             f"'trained'")
+        self.refuse_network_evaluator(config, what, "GMO", GMOAgent.name)
         if name != GMOAgent.name:
             return config
         run = dataclasses.asdict(self.gmo)

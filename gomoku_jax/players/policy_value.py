@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
-from typing import Any, ClassVar, Optional
-
-from flax import nnx
+from typing import ClassVar, Optional
 
 from gomoku_jax.agents.base import Agent
 from gomoku_jax.agents.search import SearchAgent
-from gomoku_jax.games.protocol import Env, GameSpec
-from gomoku_jax.nets.resnet import NetConfig, NetVars, PolicyValueModel
+from gomoku_jax.games.protocol import Env
+from gomoku_jax.nets.resnet import NetConfig, PolicyValueModel
 from gomoku_jax.players import run_dir as rd
-from gomoku_jax.players.base import Player
+from gomoku_jax.players.searched import SearchedNetworkPlayer
 from gomoku_jax.search.base import SearchAlgorithm
-from gomoku_jax.search.puct import PUCT
 
 NETWORK = "network"  # the evaluator name of an agent that plays with the network
 
@@ -43,16 +40,9 @@ def search_agent(env: Env, model: PolicyValueModel, search: SearchAlgorithm,
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class PolicyValuePlayer(Player):
-    """A policy-value network with the run's search (see `Player` for the common fields).
-
-    Attributes:
-      search: the run's search algorithm (played at full strength).
-      agent_simulations: the simulations of the run's eval agent (`eval.agent_simulations`).
-    """
-
-    search: SearchAlgorithm = PUCT()
-    agent_simulations: int = 64
+class PolicyValuePlayer(SearchedNetworkPlayer):
+    """A policy-value network with the run's search;
+    `SearchedNetworkPlayer`'s fields: the run's search and its eval agent's simulations."""
 
     kind: ClassVar[str] = "policy_value"
 
@@ -65,30 +55,6 @@ class PolicyValuePlayer(Player):
     def plays(self, agent: Agent) -> bool:
         return uses_network(agent)
 
-    @staticmethod
-    def to_dicts(variables: NetVars) -> dict[str, Any]:
-        return {"params": nnx.to_pure_dict(variables.params),
-                "batch_stats": nnx.to_pure_dict(variables.batch_stats)}
-
     @classmethod
     def model_for(cls, data: dict, run_dir: pathlib.Path, env: Env) -> PolicyValueModel:
         return PolicyValueModel.for_env(rd.section(data, "net", NetConfig, run_dir), env)
-
-    @classmethod
-    def abstract_variables(cls, model: PolicyValueModel) -> NetVars:
-        return model.abstract_vars()
-
-    @classmethod
-    def from_dicts(cls, abstract: NetVars, dicts: dict) -> NetVars:
-        params, stats = abstract.params, abstract.batch_stats
-        nnx.replace_by_pure_dict(params, dicts["params"])
-        nnx.replace_by_pure_dict(stats, dicts["batch_stats"])
-        return NetVars(params, stats)
-
-    @classmethod
-    def from_run(cls, model: Any, variables: Any, game: GameSpec, data: dict,
-                 run_dir: pathlib.Path, step: int, algo: str) -> "PolicyValuePlayer":
-        search = rd.section(data, "search", SearchAlgorithm, run_dir, PUCT())
-        simulations = data.get("eval", {}).get("agent_simulations", cls.agent_simulations)
-        return cls(model, variables, game, run_dir, step, algo, search=search,
-                   agent_simulations=int(simulations))
