@@ -51,6 +51,9 @@ class Agent(abc.ABC):
     # The kinds of trained network (`players.NETWORKS`) it plays with, given a run's
     # `--checkpoint` (a search agent: a policy-value network as its evaluator); (): none.
     network_kinds: ClassVar[tuple[str, ...]] = ()
+    # Whether it plays only with such a network (none untrained): a spec naming it needs
+    # a `--checkpoint` (MuZero's search over its learned model).
+    requires_network: ClassVar[bool] = False
 
     env: Optional[Env] = None
 

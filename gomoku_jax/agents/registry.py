@@ -21,6 +21,7 @@ from gomoku_jax.agents.baselines import ProximityRandomAgent, RandomAgent
 from gomoku_jax.agents.fauxgo_heuristic import FauxGoHeuristicAgent
 from gomoku_jax.agents.gmo import GMOAgent
 from gomoku_jax.agents.heuristic import HeuristicAgent
+from gomoku_jax.agents.muzero import MuZeroAgent
 from gomoku_jax.agents.search import (
     GumbelAgent,
     PolicyAgent,
@@ -48,6 +49,7 @@ AGENTS.register("heuristic", HeuristicAgent)  # Gomoku's
 AGENTS.register("fauxgo_heuristic", FauxGoHeuristicAgent)  # Faux Go's (seed 004)
 AGENTS.register("policy", PolicyAgent)
 AGENTS.register("gmo", GMOAgent)  # seed 002's gradient move optimisation
+AGENTS.register("muzero", MuZeroAgent)  # a search over a MuZero run's learned model
 AGENTS.register("mcts", SearchAgent)  # PUCT, with VCF at the root
 AGENTS.register("puct", SearchAgent)
 AGENTS.register("gumbel", GumbelAgent)
@@ -67,6 +69,13 @@ def network_kinds(name: str) -> tuple[str, ...]:
     () for an agent without a network, or an unknown name)."""
     cls = AGENTS.get(name)
     return tuple(getattr(cls, "network_kinds", ())) if cls is not None else ()
+
+
+def requires_network(name: str) -> bool:
+    """Whether agent `name` plays only with a trained network (its class's
+    `requires_network`; False for an unknown name)."""
+    cls = AGENTS.get(name)
+    return cls is not None and bool(getattr(cls, "requires_network", False))
 
 
 def make(name: str, **config: Any) -> Agent:

@@ -17,6 +17,8 @@ tournament and pbrain), two more kinds of spec play with it:
     policy:evaluator=network                      (their params: the network's variables)
     trained                                       the run's own eval agent: greedy PUCT with
     trained:num_simulations=128                   the run's search config
+    gmo, muzero:num_simulations=32                a GMO / MuZero run's own agent, its knobs
+                                                  settable (these need the checkpoint)
 """
 
 from __future__ import annotations
@@ -104,6 +106,10 @@ def build_agent(name: str, config: dict[str, Any], network: Optional[LoadedNetwo
     adapts the config first (a GMO run's: `gmo` takes the run's sizes and knobs)."""
     if network is not None:
         config = network.agent_config(name, config, what or name)
+    elif registry.requires_network(name):
+        raise ValueError(f"agent {what or name!r} plays a trained "
+                         f"{' or '.join(registry.network_kinds(name))} network, which needs "
+                         f"a checkpoint: give --checkpoint PATH (a run directory)")
     if config.get("evaluator") == NETWORK:
         if network is None:
             raise ValueError(f"agent {what or name!r} uses evaluator=network, which needs a "
@@ -118,13 +124,13 @@ def build_agent(name: str, config: dict[str, Any], network: Optional[LoadedNetwo
 def trained_agent(config: dict[str, Any], network: Optional[LoadedNetwork],
                   what: str = TRAINED) -> Agent:
     """The `trained` spec: `network.agent(num_simulations)` (the run's eval agent), with
-    `threat_search=N` (root VCF nodes; 0: none) where that agent searches."""
+    `threat_search=N` (root VCF nodes; 0: none) where that agent has a threat search (an
+    agent without one takes only 0, so that one spec rates runs of several algorithms)."""
     if network is None:
         raise ValueError(f"agent {what!r} is a trained network's own agent, which needs a "
                          f"checkpoint: give --checkpoint PATH (a run directory)")
     agent = network.agent(None)
-    fields = ["num_simulations"] + (["threat_search"] if _has_field(agent, "threat_search")
-                                    else [])
+    fields = ["num_simulations", "threat_search"]
     unknown = sorted(set(config) - set(fields))
     if unknown:
         raise ValueError(f"unknown config for agent {TRAINED!r}: {unknown}; valid fields: "
@@ -137,14 +143,18 @@ def trained_agent(config: dict[str, Any], network: Optional[LoadedNetwork],
             if values[name] < least:
                 raise ValueError(f"{what} takes an int >= {least}, got {values[name]}")
     agent = network.agent(values.pop("num_simulations", None))
+    if not _has_field(agent, "threat_search") and values.pop("threat_search", 0):
+        raise ValueError(f"agent {TRAINED!r} of this checkpoint ({type(agent).__name__}) has "
+                         f"no threat search: threat_search takes only 0")
     return dataclasses.replace(agent, **values) if values else agent
 
 
 def network_agent(name: str, config: dict[str, Any], network: LoadedNetwork) -> Agent:
     """The agent `name` with `config` playing with `network` (a `--checkpoint`): `trained`
-    (the run's eval agent; num_simulations and threat_search settable), with a GMO run
-    `gmo` (the run's GMO, search knobs settable), or a search or policy agent whose
-    evaluator is "network" (the default here).
+    (the run's eval agent; num_simulations and threat_search settable), the network's own
+    kind of agent (a GMO run's `gmo`, a MuZero run's `muzero`: the run's network, its
+    knobs settable), or a search or policy agent whose evaluator is "network" (the default
+    here).
 
     Raises:
       ValueError: an agent that has no network, an evaluator other than "network", or a bad
@@ -154,6 +164,11 @@ def network_agent(name: str, config: dict[str, Any], network: LoadedNetwork) -> 
         return trained_agent(config, network)
     if network.plays(registry.make(name)):  # the network's own kind of agent (a GMO's)
         return build_agent(name, config, network)
+    if registry.requires_network(name):
+        raise ValueError(f"agent {name!r} plays a {' or '.join(registry.network_kinds(name))} "
+                         f"network, but the checkpoint holds a "
+                         f"{getattr(network, 'kind', 'different')} network: use --agent "
+                         f"{TRAINED} (the checkpoint's own agent)")
     if not registry.takes_network(name):
         raise ValueError(f"agent {name!r} has no network to take from --checkpoint; use "
                          f"--agent {TRAINED} (the default with a checkpoint), or a search or "

@@ -309,8 +309,11 @@ class PbrainEngine:
                              "not; give it with game=")
 
         def seat(agent: Agent, params: Any, game: Optional[GameConfig]) -> _Seat:
-            # Validates the rule, and that the agent plays Gomoku.
-            agent.check_game(Gomoku(MIN_BOARD_SIZE, min(win_length, MIN_BOARD_SIZE), rule))
+            # Validates the rule, and that the agent plays Gomoku (a network's agent: the
+            # network's own game, whose shapes it may check).
+            agent.check_game(
+                Gomoku(MIN_BOARD_SIZE, min(win_length, MIN_BOARD_SIZE), rule) if game is None
+                else Gomoku.from_config(dataclasses.replace(game, rule=rule)))
             return _Seat(agent, TimedPlayer(agent, params, levels=levels, anytime=anytime,
                                             max_nodes=max_nodes, clock=clock), game)
 

@@ -8,8 +8,8 @@
 Each kind of network a run's checkpoints hold is a `Player` subclass registered in
 `NETWORKS` (`NETWORKS.register(cls)`, under its `kind`); a run directory records its kind
 (`run_dir.tags`). The training layer writes checkpoints with the same classes
-(`Player.to_dicts`), so a new training algorithm that trains a policy-value network or a
-GMO plays with no change here.
+(`Player.to_dicts`), so a new training algorithm that trains a policy-value network, a
+GMO or MuZero's networks plays with no change here.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from gomoku_jax.players.loader import (
     load_for_cli,
     player_class,
 )
+from gomoku_jax.players.muzero import MuZeroPlayer
 from gomoku_jax.players.policy_value import PolicyValuePlayer, uses_network
 
-__all__ = ["GMOPlayer", "NETWORKS", "Player", "PolicyValuePlayer",
+__all__ = ["GMOPlayer", "MuZeroPlayer", "NETWORKS", "Player", "PolicyValuePlayer",
            "default_agent_spec", "default_network", "default_network_path", "load",
            "load_for_cli", "player_class", "run_dir", "shipped_game", "uses_network"]

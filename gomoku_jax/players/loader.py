@@ -11,6 +11,7 @@ from gomoku_jax.games.protocol import GameSpec
 from gomoku_jax.players import run_dir
 from gomoku_jax.players.base import Player
 from gomoku_jax.players.gmo import GMOPlayer
+from gomoku_jax.players.muzero import MuZeroPlayer
 from gomoku_jax.players.policy_value import PolicyValuePlayer
 from gomoku_jax.registry import Registry
 
@@ -33,6 +34,7 @@ NETWORKS = Registry("network kind", config_of=None, name_of=lambda cls: getattr(
                     or None)
 NETWORKS.register(PolicyValuePlayer)
 NETWORKS.register(GMOPlayer)
+NETWORKS.register(MuZeroPlayer)
 
 
 def player_class(kind: str) -> type[Player]:

@@ -28,6 +28,7 @@ from gomoku_jax.registry import Registry
 from gomoku_jax.train.alphazero.trainer import AlphaZero
 from gomoku_jax.train.config import PRESETS, TrainingConfig
 from gomoku_jax.train.gmo.trainer import GMOTrainer
+from gomoku_jax.train.muzero.trainer import MuZero
 
 
 def _config_of(trainer: Any) -> Any:
@@ -59,6 +60,7 @@ ALGORITHMS = Registry("training algorithm", kinds=KINDS, config_of=_config_of,
                       name_of=_name_of, check=_check_trainer)
 ALGORITHMS.register(AlphaZero)
 ALGORITHMS.register(GMOTrainer)
+ALGORITHMS.register(MuZero)
 DEFAULT_ALGORITHM = AlphaZero.Config.algo
 
 

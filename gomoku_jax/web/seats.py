@@ -210,8 +210,8 @@ class AgentBook:
             self._network = load(checkpoint, step)  # ValueError for a bad path
             self._network_agent = self._agent_for_network(agent or TRAINED)
             self._network_label = f"{agent or TRAINED} ({checkpoint})"
-            if not uses_network(self._network_agent):
-                self._agent = self._network_agent
+            if not (uses_network(self._network_agent) or self._network_agent.requires_network):
+                self._agent = self._network_agent  # (e.g. a GMO: it plays any game)
         elif agent is not None and parse_spec(agent)[0] != TRAINED:
             self._agent = make_agent(agent)  # ValueError for a bad spec
             self._shipped = False

@@ -603,6 +603,34 @@ def test_trained_without_a_checkpoint_is_the_shipped_network():
     assert send(engine, "START 9")[0].startswith("ERROR")
 
 
+def test_a_muzero_run_plays_its_own_game(tmp_path):
+    """`--checkpoint` of a MuZero run: the engine searches the run's learned model on the
+    run's board (5×5 here) and refuses another size."""
+    from muzero_run import write_run
+
+    from gomoku_jax.agents.muzero import MuZeroAgent
+    from gomoku_jax.cli import pbrain as pbrain_cli
+    engine = pbrain_cli.engine_from_args(cli.build_parser().parse_args(
+        ["pbrain", "--checkpoint", str(write_run(tmp_path / "mz")),
+         "--agent-config", "num_simulations=2"]))
+    assert isinstance(engine.agent, MuZeroAgent) and engine.game.board_size == 5
+    assert send(engine, "START 5") == ["OK"]
+    x, y = move_of(send(engine, "BEGIN"))
+    assert engine.board[y, x] == OWN
+    tx, ty = free_cell(engine)
+    x2, y2 = move_of(send(engine, f"TURN {tx},{ty}"))
+    assert engine.board[ty, tx] == OPPONENT and engine.board[y2, x2] == OWN
+    assert send(engine, "START 7")[0].startswith("ERROR")
+    # A network of another board and observation: checked against its own game, not a
+    # 5×5 stand-in.
+    from muzero_helpers import TINY
+
+    from gomoku_jax.nets.muzero import MuZeroNetwork
+    game = GameConfig(9, 4, observation="canonical", feature_plane="patterns")
+    network = MuZeroNetwork.for_env(TINY, Gomoku.from_config(game))
+    assert PbrainEngine(MuZeroAgent(network=network), game=game).game == game
+
+
 def test_cli_help_and_bad_flags(capsys, tmp_path):
     with pytest.raises(SystemExit) as e:
         cli.main(["pbrain", "--help"])

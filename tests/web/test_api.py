@@ -425,6 +425,21 @@ def test_checkpoint_network_plays_its_own_game():
     assert plain.default_spec("gomoku", {"board_size": 9}) == "heuristic"
 
 
+def test_a_muzero_checkpoint_plays_its_own_game_only(tmp_path):
+    """A MuZero run's agent plays the run's game (5×5 four in a row) with the run's params;
+    another game of the same shapes (five in a row on 5×5) gets that game's default agent,
+    not the MuZero agent without its params."""
+    from muzero_run import write_run
+
+    run = str(write_run(tmp_path / "mz"))
+    book = AgentBook(checkpoint=run)
+    assert book.default_spec("gomoku", {"board_size": 5, "win_length": 4}) == \
+        f"trained ({run})"
+    assert book.seat("gomoku", {"board_size": 5, "win_length": 4}).player.params is not None
+    other = book.choose("gomoku", {"board_size": 5, "win_length": 5})
+    assert other.spec == "mcts" and other.params is None
+
+
 def test_a_search_ai_opens_at_the_centre_and_trees_are_bounded():
     """Gomoku is played with pbrain's opening rule: as black, a search opens at the centre
     (the proximity mask alone gives every cell of the empty board the same prior). Only the
