@@ -7,17 +7,18 @@ learning curves with intervals (results.md, results.json, curves.png in --out).
         --arm "gumbel-n2: search.algorithm=gumbel selfplay.num_simulations=2"
     gomoku-jax compare --out cmp/gumbel ...same arguments...   # continue a killed comparison
 
-An arm is 'name: key=value ...', any `--set` key of the training config (the training
-algorithm included, once the base is a preset of another algorithm). Budgets are equal
-per run: --iterations N, or --seconds S of training time (iterations' own wall time;
+An arm is 'name: key=value ...', any `--set` key of the training config, and `preset=NAME`
+for an arm that starts from a preset of its own, of any training algorithm on the same game
+(`--arm "muzero: preset=muzero_quick"` beside AlphaZero's `quick`). Budgets are equal per
+run: --iterations N, or --seconds S of training time (iterations' own wall time;
 compilation, checkpoints and rating not counted). Every checkpoint is rated with the same
-agent (--eval-agent) against the same references, on the game's openings with both
-colours; the references also play each other, and one Elo scale is fitted with the first
-reference at 0 (one maximum-likelihood fit over every game, with a first-move term and
-repeated games weighted down). An arm's cell is the mean over seeds with a 95% interval from
-the seeds' variance pooled across arms at that point; the report adds the differences
-between arms at the last point and the arms' gains with Holm and simultaneous intervals
-for each family, and the smallest difference the design can detect (`compare.stats`).
+agent (--eval-agent) against the same references, on the game's openings with both colours;
+the references also play each other, and one Elo scale is fitted with the first reference at
+0 (one maximum-likelihood fit over every game, with a first-move term and repeated games
+weighted down). An arm's cell is the mean over seeds with a 95% interval from the seeds'
+variance pooled across arms at that point; the report adds the differences between arms at
+the last point and the arms' gains with Holm and simultaneous intervals for each family, and
+the smallest difference the design can detect (`compare.stats`).
 """
 
 from __future__ import annotations

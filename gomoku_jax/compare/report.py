@@ -407,7 +407,9 @@ def markdown(analysis: dict) -> str:
              else "no first-move term (see the notes)")
     head = (f"Budget: {budget['amount']:g} {unit} per run, rated at {points} points; "
             f"{n_seeds} seed(s) per arm; base preset {spec['preset']}"
-            + (f" with {' '.join(spec['base'])}" if spec["base"] else "") + ". "
+            + (f" with {' '.join(spec['base'])}" if spec["base"] else "")
+            + "".join(f"; arm {a['name']} from preset {a['preset']}" for a in spec["arms"]
+                      if a.get("preset")) + ". "
             f"Each checkpoint played `{spec['eval_agent']}` against "
             f"{', '.join(spec['references'])}, {spec['games']} games each (every opening, both "
             f"colours). One maximum-likelihood fit over all {fit['games']} games "

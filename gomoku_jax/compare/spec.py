@@ -8,7 +8,9 @@
     config = spec.config(spec.arms[0], seed=1)    # an ordinary training config
 
 An arm is a name and a list of `--set` overrides of the base preset: any key of any
-training algorithm's config, so the comparison knows nothing about what an arm changes.
+training algorithm's config, so the comparison knows nothing about what an arm changes. An
+arm may start from a preset of its own (`preset=NAME` among its overrides), of any training
+algorithm, on the same game: `--arm "muzero: preset=muzero_quick"` against AlphaZero's.
 The comparison owns `run.seed`, `run.iterations`, the checkpoint schedule and the training
 arena (off: checkpoints are rated by the comparison instead); an arm may not set them.
 """
@@ -44,11 +46,13 @@ def default_ladder(game_id: str) -> tuple[str, ...]:
 
 @dataclasses.dataclass(frozen=True)
 class Arm:
-    """One arm: a `name` (letters, digits, `_.+-`: it names run directories) and the
-    `overrides` (`section.field=value`) it applies to the base config."""
+    """One arm: a `name` (letters, digits, `_.+-`: it names run directories), the
+    `overrides` (`section.field=value`) it applies to the base config, and the `preset` it
+    starts from (any algorithm's; None: the comparison's)."""
 
     name: str
     overrides: tuple[str, ...] = ()
+    preset: Optional[str] = None
 
     def __post_init__(self):
         if not _NAME.fullmatch(self.name):
@@ -59,14 +63,17 @@ class Arm:
             if key in OWNED_KEYS or key.startswith("eval."):
                 raise ValueError(f"arm {self.name}: {key} is set by the comparison (the "
                                  f"budget, the seeds and the rating); leave it out")
+        if self.preset is not None:
+            algorithms.preset(self.preset)  # ValueError listing the presets
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "overrides": list(self.overrides)}
+        out = {"name": self.name, "overrides": list(self.overrides)}
+        return out if self.preset is None else {**out, "preset": self.preset}
 
 
 def parse_arm(text: str) -> Arm:
     """'name: key=value key=value' (the overrides separated by spaces; none: the base
-    config) -> Arm; ValueError on a malformed one."""
+    config; `preset=NAME` the arm's own preset) -> Arm; ValueError on a malformed one."""
     name, sep, rest = text.partition(":")
     if not sep:
         raise ValueError(f"an arm is 'name: key=value ...', got {text!r}")
@@ -74,7 +81,11 @@ def parse_arm(text: str) -> Arm:
     bad = [o for o in overrides if "=" not in o]
     if bad:
         raise ValueError(f"arm {name.strip()!r}: {bad[0]!r} is not a key=value override")
-    return Arm(name.strip(), overrides)
+    presets = [o.partition("=")[2] for o in overrides if o.partition("=")[0] == "preset"]
+    if len(presets) > 1:
+        raise ValueError(f"arm {name.strip()!r}: preset= is given twice")
+    overrides = tuple(o for o in overrides if o.partition("=")[0] != "preset")
+    return Arm(name.strip(), overrides, presets[0] if presets else None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,12 +126,13 @@ class Budget:
 
 @dataclasses.dataclass(frozen=True)
 class Comparison:
-    """A comparison: every arm trained from `preset` (of `algo`, None: the preset's own)
-    with `base` overrides then the arm's, once per seed, under one `budget`; each rated
-    checkpoint plays `eval_agent` (an agent spec that plays with the run's network, the
-    same for every arm) against every agent of `references`, `games` games each on the
-    game's balanced openings with both colours; the references play each other too, and
-    one Elo scale is fitted over everything (`stats`), `references[0]` at 0.
+    """A comparison: every arm trained from `preset` (of `algo`, None: the preset's own;
+    or from the arm's own preset) with `base` overrides then the arm's, once per seed,
+    under one `budget`; each rated checkpoint plays `eval_agent` (an agent spec that plays
+    with the run's network, the same for every arm) against every agent of `references`,
+    `games` games each on the game's balanced openings with both colours; the references
+    play each other too, and one Elo scale is fitted over everything (`stats`),
+    `references[0]` at 0.
 
     With `ladder`, `references` are the *candidates* of a reference ladder (weakest first,
     the first rated 0): `compare.ladder` calibrates them against each other and rates each
@@ -179,7 +191,9 @@ class Comparison:
         """The training config of (arm, seed): the base, the arm's overrides, the seed, the
         budget's length, a checkpoint only where the comparison stops (every rating point),
         all of them kept, and no training arena."""
-        config = override(self.base_config(), arm.overrides)
+        base = (self.base_config() if arm.preset is None
+                else override(algorithms.preset(arm.preset), self.base))
+        config = override(base, arm.overrides)
         if self.budget.kind == "iterations":
             iterations = int(self.budget.amount)
         else:
@@ -202,7 +216,8 @@ class Comparison:
     @classmethod
     def from_dict(cls, data: dict) -> "Comparison":
         data = dict(data)
-        data["arms"] = tuple(Arm(a["name"], tuple(a["overrides"])) for a in data["arms"])
+        data["arms"] = tuple(Arm(a["name"], tuple(a["overrides"]), a.get("preset"))
+                             for a in data["arms"])
         data["budget"] = Budget(**data["budget"])
         for key in ("seeds", "references", "base"):
             data[key] = tuple(data[key])

@@ -28,10 +28,26 @@ def test_parse_arm():
     ("a: run.seed=3", "set by the comparison"),
     ("a: run.iterations=3", "set by the comparison"),
     ("a: eval.games=8", "set by the comparison"),
+    ("a: preset=nope", "unknown preset"),
+    ("a: preset=test preset=quick", "given twice"),
 ])
 def test_parse_arm_refuses(text, message):
     with pytest.raises(ValueError, match=message):
         parse_arm(text)
+
+
+def test_an_arm_from_another_algorithms_preset():
+    """`preset=NAME` trains the arm from that preset (of any algorithm), with the base
+    overrides and the arm's own on top; the spec keeps it through its JSON."""
+    arm = parse_arm("mz: preset=muzero_test muzero.unroll_steps=2")
+    assert arm == Arm("mz", ("muzero.unroll_steps=2",), "muzero_test")
+    spec = comparison(arms=(ARMS[0], arm), base=("optim.learning_rate=0.01",))
+    config = spec.config(arm, 3)
+    assert config.algo == "muzero" and config.muzero.unroll_steps == 2
+    assert config.optim.learning_rate == 0.01 and config.run.seed == 3
+    assert spec.config(ARMS[0], 3).algo == "alphazero"
+    assert Comparison.from_dict(spec.to_dict()) == spec
+    assert "preset" not in ARMS[0].to_dict()  # a spec saved before arms had presets
 
 
 def test_budget_targets():
