@@ -1,5 +1,5 @@
 """`gomoku-jax launch` run in the background by the multi-process tests
-(tests/train/test_multiprocess.py, tests/train/test_muzero.py), and the metrics a run
+(tests/train/test_multiprocess.py, tests/train/test_muzero_training.py), and the metrics a run
 directory holds so far (tests/ is on the import path, as for conftest's helpers)."""
 
 from __future__ import annotations

@@ -11,10 +11,11 @@ from train_configs import ALGO_SETS
 kr = load_script("kill_resume")
 
 
-# One real kill -9 per algorithm (a subprocess each, the suite's budget): AlphaZero's inside
-# its compiled iteration, GMO's half-way through orbax's checkpoint write; the experiment
-# kills each algorithm at every failpoint and at random times.
-KILLS = {"alphazero": "kill@iteration:2", "gmo": "kill@checkpoint_write:2"}
+# One real kill -9 per algorithm (a subprocess each, the suite's budget): AlphaZero's and
+# MuZero's inside their compiled iteration, GMO's half-way through orbax's checkpoint write;
+# the experiment kills each algorithm at every failpoint and at random times.
+KILLS = {"alphazero": "kill@iteration:2", "gmo": "kill@checkpoint_write:2",
+         "muzero": "kill@iteration:2"}
 
 
 @pytest.mark.slow

@@ -14,6 +14,10 @@ After the scan, the pending trajectories and the window's records are joined alo
 ([L + T, B]) and a reverse scan gives every position the final result of its game from its
 mover's point of view; the positions of games still running become the new pending
 trajectories.
+
+`play` searches the real game with an evaluator (AlphaZero); `play_model` searches any
+model (`search.model.Model`: the env model, or MuZero's learned one) and returns the joined
+trajectories themselves, from which MuZero cuts its unroll windows.
 """
 
 from __future__ import annotations
@@ -119,8 +123,9 @@ class Trajectories(NamedTuple):
 
     state: the positions; policy float32[M, B, A]: the search's policy target; mover
     int32[M, B]: the player to move; action int32[M, B]: the move played from the position;
-    done bool[M, B]: whether that move ended the game; result float32[M, B]: the move's
-    result for its mover where it ended the game (0 elsewhere); value float32[M, B]: the
+    done bool[M, B]: whether that move ended the game; result float32[M, B]: the mover's
+    reward for the move (the games here reward only the move that ends them, with its
+    result); value float32[M, B]: the
     game's final result for the position's mover (where known); present bool[M, B]: a slot
     holding a position; written bool[M, B]: a position whose game ended (the samples to
     keep)."""
