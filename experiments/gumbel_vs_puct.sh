@@ -27,7 +27,7 @@ gomoku-jax compare --out "$OUT/gomoku_iterations" --preset quick --seeds 3 --ite
 #     PUCT of part 1 also searches with the value head). No training: --runs reads part 1's.
 gomoku-jax compare --out "$OUT/gomoku_iterations_policy" --runs "$OUT/gomoku_iterations/runs" \
   --preset quick --seeds 3 --iterations 12 --points 4 --games 32 \
-  --eval-agent policy:evaluator=network "${ARMS[@]}"
+  --eval-agent policy:evaluator=network "${ARMS[@]}" "${UNSHAPED[@]}"
 
 # 2. The same arms at equal training time: 48 s of training per run (compilation not
 #    counted; about what 12 iterations at n = 2 take), 2 seeds. The schedule is laid over
