@@ -101,13 +101,17 @@ class AlphaZero:
         self.check_game()
         self.total_sgd_steps = config.run.iterations * config.optim.sgd_steps
         self.optimizer = optim.make_optimizer(config.optim, self.total_sgd_steps)
-        self.evaluator = NetworkEvaluator(self.model)
         config.selfplay.check_game(self.env)
         self.bootstrap_evaluator = (
             evaluators.make(config.selfplay.bootstrap_evaluator, self.env)
             if config.selfplay.bootstrap_iterations else None)
         self.replicated, self.data = placement.replicated, placement.data
         self._constrain = placement.constrain
+
+    @functools.cached_property
+    def evaluator(self) -> NetworkEvaluator:
+        """The network as self-play's evaluator (what `play` searches the real game with)."""
+        return NetworkEvaluator(self.model)
 
     @staticmethod
     def make_model(config: AlphaZeroConfig) -> PolicyValueModel:
