@@ -1,6 +1,7 @@
 """AlphaZero's named configs: `gomoku-jax train --preset NAME`, NAME one of quick,
-gomoku15_cpu, fauxgo, test, gomoku15, seed (registered in `train.config.PRESETS`);
-each with a note on what it is for (`gomoku-jax train --help` lists them)."""
+gomoku15_cpu, fauxgo, test, gomoku15, gomoku15_finetune, seed (registered in
+`train.config.PRESETS`); each with a note on what it is for (`gomoku-jax train --help`
+lists them)."""
 
 from __future__ import annotations
 
@@ -89,11 +90,16 @@ _TEST = AlphaZeroConfig(
                      opponents=("random", "previous")),
     run=RunSection(iterations=2, checkpoint_every=1))
 PRESETS.register("test", _TEST, note="7×7, tiny, for the test suite")
-# 15×15 freestyle on a GPU with seed 001's network (10 × 128) in bfloat16.
+# 15×15 freestyle on a GPU with seed 001's network (10 × 128) in bfloat16. The first 30
+# iterations (about 490k positions) search with Gomoku's heuristic evaluator, as
+# `gomoku15_cpu`'s first 150 do: started from a random network, an H100 run's self-play
+# fell by iteration 11 into first-player wins in 13 plies that neither side's search
+# defended (docs/gpu.md).
 _GOMOKU15 = AlphaZeroConfig(
     game=GameConfig(board_size=15, win_length=5, observation="canonical"),
     net=dataclasses.replace(NET_PRESETS["seed"], dtype="bfloat16"),
-    selfplay=SelfPlaySection(games=512, moves=32, num_simulations=128),
+    selfplay=SelfPlaySection(games=512, moves=32, num_simulations=128,
+                             bootstrap_iterations=30, bootstrap_evaluator="heuristic"),
     replay=ReplaySection(capacity=200_000, synthetic_fraction=0.05, min_size=20_000),
     optim=OptimSection(learning_rate=1e-3, batch_size=1024, sgd_steps=50,
                        schedule="warmup_cosine", warmup_steps=500, grad_clip=1.0),
@@ -102,6 +108,23 @@ _GOMOKU15 = AlphaZeroConfig(
     run=RunSection(iterations=2000, checkpoint_every=20))
 PRESETS.register("gomoku15", _GOMOKU15,
                  note="15×15 freestyle on a GPU, seed 001's 10×128 network in bfloat16")
+# The shipped network's recipe on a GPU, warm-started from the shipped network itself
+# (`run.init_from="default"`: the same game, 4×32 trunk and pattern plane): 16 times
+# `gomoku15_cpu`'s games per call and 4 times its simulations, so each iteration adds
+# about 16k positions searched at 128 simulations; 32 SGD steps of 1,024 sample each
+# position about twice, as `gomoku15_cpu`'s 8 of 256 do. For a network past the shipped
+# one, kept only on a paired win against it (docs/strength.md).
+_GOMOKU15_FINETUNE = dataclasses.replace(
+    _GOMOKU15_CPU,
+    selfplay=SelfPlaySection(games=1024, moves=16, num_simulations=128),
+    replay=ReplaySection(capacity=200_000, synthetic_fraction=0.05, min_size=16_384),
+    optim=OptimSection(learning_rate=5e-4, batch_size=1024, sgd_steps=32,
+                       schedule="warmup_cosine", warmup_steps=100, grad_clip=1.0),
+    eval=EvalSection(every=0, games=32, agent_simulations=64,
+                     opponents=("random", "heuristic", "mcts:threat_search=0")),
+    run=RunSection(iterations=300, checkpoint_every=5, init_from="default"))
+PRESETS.register("gomoku15_finetune", _GOMOKU15_FINETUNE,
+                 note="15×15 freestyle on a GPU, warm-started from the shipped network")
 # Seed 001's schedule as written: 200 episodes, then 50 steps of batch 1024.
 _SEED = AlphaZeroConfig(
     selfplay=SelfPlaySection(games=200, moves=225, num_simulations=400,
