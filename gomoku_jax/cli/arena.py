@@ -6,13 +6,18 @@
     gomoku-jax arena --checkpoint runs/quick --a trained --b heuristic
     gomoku-jax arena --checkpoint runs/quick --a trained:num_simulations=256 \\
         --b policy:evaluator=network
+    gomoku-jax arena --checkpoint runs/new --checkpoint-b default \\
+        --a trained:num_simulations=205 --b trained:num_simulations=205
 
 The summary gives the Elo difference A - B twice: paired (the colour-swapped game pairs,
 pentanomial: the head-to-head interval) and from the rating fit of the games with their
 colours (`elo.fit_games`, with the fitted first-move advantage and its standard error).
 
 With `--checkpoint` (a run directory of `gomoku-jax train`) the game is the network's:
-the game flags default to the run's, and other values are refused. A progress bar counts
+the game flags default to the run's, and other values are refused. `--checkpoint-b` gives B
+a network of its own (a run of the same game, or `default` for the shipped network): two
+networks then meet with the same agent spec, e.g. a continued run against the one it
+started from (without it, B plays --checkpoint's network too). A progress bar counts
 the games on stderr (not with `--no-progress` or when stderr is not a terminal).
 """
 
@@ -41,6 +46,10 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     parser.add_argument("--games", type=int, default=64,
                         help="games in all, rounded up to a multiple of 2 x the number of "
                              "openings (default 64)")
+    parser.add_argument("--checkpoint-b", metavar="PATH",
+                        help="B's network (default: --checkpoint's): a run of the same game "
+                             "as --checkpoint's, as --checkpoint takes it, or 'default' for "
+                             "the shipped network; its latest step")
     parser.add_argument("--per-opening", action="store_true",
                         help="also print A's record per opening")
     parser.add_argument("--json", metavar="OUT", help="write the result as JSON")
@@ -48,16 +57,33 @@ def build_parser(parser: Optional[argparse.ArgumentParser] = None) -> argparse.A
     return parser
 
 
+def network_b(args: argparse.Namespace, network):
+    """B's `players.Player`: --checkpoint-b's (checked to play --checkpoint's game), else
+    `network`; SystemExit on a bad path or another game."""
+    if args.checkpoint_b is None:
+        return network
+    from gomoku_jax.players import default_network_path, load_for_cli
+
+    path = str(default_network_path()) if args.checkpoint_b == "default" else args.checkpoint_b
+    other = load_for_cli(path, flag="--checkpoint-b")
+    if network is not None and other.game != network.game:
+        raise SystemExit(f"error: --checkpoint-b {args.checkpoint_b} plays {other.env!r}, "
+                         f"--checkpoint's network {network.env!r}: both must play one game")
+    return other
+
+
 def main(args: argparse.Namespace) -> int:
     network = load_network(args, [args.a, args.b])
-    env, openings = setup_game(args, network)
+    other = network_b(args, network)
+    env, openings = setup_game(args, network if network is not None else other)
     try:
         agent_a = make_agent(args.a, network).bind(env)
-        agent_b = make_agent(args.b, network).bind(env)
+        agent_b = make_agent(args.b, other).bind(env)
         g = per_opening_colour(args.games, len(openings or env.default_openings()))
     except ValueError as e:
         raise SystemExit(f"error: {e}")
-    params = [None if network is None else network.params_for(a) for a in (agent_a, agent_b)]
+    params = [None if n is None else n.params_for(a)
+              for n, a in ((network, agent_a), (other, agent_b))]
     count = 2 * g * len(openings or env.default_openings())
     shown = progress.shows(not args.no_progress)  # else no chunks: one call per half
     t0 = time.perf_counter()
@@ -69,6 +95,8 @@ def main(args: argparse.Namespace) -> int:
     print(result.summary())
     if network is not None:
         print(f"  network: {network.describe()}")
+    if other is not network:
+        print(f"  B's network: {other.describe()}")
     print(f"  {seconds:.1f} s on {jax.default_backend()} (compiling included)")
     if args.per_opening:
         print()
@@ -76,5 +104,7 @@ def main(args: argparse.Namespace) -> int:
     extra = {"seed": args.seed}
     if network is not None:
         extra["checkpoint"] = network.to_dict()
+    if other is not network:
+        extra["checkpoint_b"] = other.to_dict()
     write_report("", json_path=args.json, record=result.to_dict() | extra)
     return 0

@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 import json
 
+import jax
 import pytest
 
 from gomoku_jax import cli, players
 from gomoku_jax.agents import PolicyAgent, SearchAgent, specs
+from gomoku_jax.eval.arena import run_match
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +92,27 @@ def test_arena_trained_vs_random(trained_run, tmp_path, capsys):
                                     "algo": "alphazero"}
 
 
+def test_arena_two_networks(trained_run, tmp_path, capsys):
+    """`--checkpoint-b`: B plays its own network. The match equals `run_match` with step 5's
+    params for A and step 3's for B, and differs from step 5 against itself."""
+    out = tmp_path / "match.json"
+    spec = "policy:evaluator=network"
+    assert cli.main(["arena", "--checkpoint", str(trained_run), "--checkpoint-b",
+                     str(trained_run / "checkpoints" / "3"), "--a", spec, "--b", spec,
+                     "--games", "16", "--json", str(out)]) == 0
+    assert f"B's network: {trained_run.absolute()} step 3" in capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["checkpoint"]["step"] == 5 and result["checkpoint_b"]["step"] == 3
+    new, old = players.load(trained_run), players.load(trained_run, 3)
+    agent = specs.make_agent(spec, new)
+    expected = run_match(new.env, agent, agent, jax.random.key(0), 1, None, new.variables,
+                         old.variables)
+    assert result["pair_points"] == [list(p) for p in expected.pair_points]
+    itself = run_match(new.env, agent, agent, jax.random.key(0), 1, None, new.variables,
+                       new.variables)
+    assert expected.pair_points != itself.pair_points
+
+
 def test_tournament_with_the_network_second(trained_run, tmp_path, capsys):
     """The network as agent B (its policy head: a match without a search compiles in a
     fraction of a search's time); game flags, when given, must be the run's."""
@@ -115,6 +138,9 @@ def test_tournament_with_the_network_second(trained_run, tmp_path, capsys):
      "--game pgx/connect_four doesn't match the checkpoint's game gomoku"),
     (["--checkpoint", "{run}", "--win-length", "5", "--rule", "exact5"],
      "--win-length 5, --rule exact5 doesn't match"),
+    (["--checkpoint", "{run}", "--checkpoint-b", "default"],
+     "--checkpoint-b default plays Gomoku(board_size=15"),
+    (["--checkpoint-b", "{tmp}/missing"], "--checkpoint-b {tmp}/missing: checkpoint path"),
     (["--board-size", "9"],  # no checkpoint: the shipped network, a 15x15 one
      "--board-size 9 doesn't match the checkpoint's game (Gomoku(board_size=15"),
 ])
