@@ -74,8 +74,8 @@ PRESETS.register("muzero_connect_four", _CONNECT_FOUR,
 # latent (a 64-simulation tree of 512 boards holds 512 × 65 latents of 15×15×32 float32,
 # 0.96 GB), 64-simulation PUCT, a 5-step unroll, bfloat16 compute; the first 100
 # iterations bootstrapped with the heuristic (AlphaZero's `gomoku15` without one got stuck
-# in first-player wins, docs/gpu.md). Not run: its expected iteration time, from the
-# network's FLOPs against `gomoku15`'s measured 10 s on an H100, is in docs/muzero.md.
+# in first-player wins, docs/gpu.md). Timed, not trained: 5.3 s an iteration of the
+# learned model's self-play and SGD on an H200 (docs/muzero.md).
 _GOMOKU15 = MuZeroConfig(
     game=_gomoku(board_size=15, win_length=5),
     net=dataclasses.replace(MUZERO_NET_PRESETS["paper"], blocks=6, channels=128,
