@@ -94,7 +94,8 @@ PRESETS.register("test", _TEST, note="7×7, tiny, for the test suite")
 # iterations (about 490k positions) search with Gomoku's heuristic evaluator, as
 # `gomoku15_cpu`'s first 150 do: started from a random network, an H100 run's self-play
 # fell by iteration 11 into first-player wins in 13 plies that neither side's search
-# defended (docs/gpu.md).
+# defended. At small scale on a CPU a 30-iteration bootstrap (15k positions) only delayed
+# that drift (docs/gpu.md); whether 490k positions hold is not measured.
 _GOMOKU15 = AlphaZeroConfig(
     game=GameConfig(board_size=15, win_length=5, observation="canonical"),
     net=dataclasses.replace(NET_PRESETS["seed"], dtype="bfloat16"),
