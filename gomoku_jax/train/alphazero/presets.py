@@ -95,7 +95,8 @@ PRESETS.register("test", _TEST, note="7×7, tiny, for the test suite")
 # `gomoku15_cpu`'s first 150 do: started from a random network, an H100 run's self-play
 # fell by iteration 11 into first-player wins in 13 plies that neither side's search
 # defended. At small scale on a CPU a 30-iteration bootstrap (15k positions) only delayed
-# that drift (docs/gpu.md); whether 490k positions hold is not measured.
+# that drift and a 120-iteration one hastened it (docs/gpu.md): the bootstrap alone is not
+# known to keep this preset out of it.
 _GOMOKU15 = AlphaZeroConfig(
     game=GameConfig(board_size=15, win_length=5, observation="canonical"),
     net=dataclasses.replace(NET_PRESETS["seed"], dtype="bfloat16"),
