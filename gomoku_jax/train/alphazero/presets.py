@@ -94,12 +94,15 @@ PRESETS.register("test", _TEST, note="7×7, tiny, for the test suite")
 # iterations (about 490k positions) search with Gomoku's heuristic evaluator, as
 # `gomoku15_cpu`'s first 150 do: started from a random network, an H100 run's self-play
 # fell by iteration 11 into first-player wins in 13 plies that neither side's search
-# defended. At small scale on a CPU a 30-iteration bootstrap (15k positions) only delayed
-# that drift and a 120-iteration one hastened it (docs/gpu.md): the bootstrap alone is not
-# known to keep this preset out of it.
+# defended. PUCT with the parent-value Q, as `gomoku15_cpu` (whose run held): at small
+# scale on a CPU, after the same 30-iteration bootstrap, the network's self-play drifted
+# toward short first-player wins more slowly with it than with AlphaZero's Q of 0 for an
+# unvisited move, and a bootstrap alone (30 or 120 iterations) did not stop the drift
+# (docs/gpu.md).
 _GOMOKU15 = AlphaZeroConfig(
     game=GameConfig(board_size=15, win_length=5, observation="canonical"),
     net=dataclasses.replace(NET_PRESETS["seed"], dtype="bfloat16"),
+    search=PUCT(q_transform="parent"),
     selfplay=SelfPlaySection(games=512, moves=32, num_simulations=128,
                              bootstrap_iterations=30, bootstrap_evaluator="heuristic"),
     replay=ReplaySection(capacity=200_000, synthetic_fraction=0.05, min_size=20_000),
