@@ -13,8 +13,9 @@ Agent configs are `--agent-config KEY=VALUE`, read like agent specs (`gomoku_jax
 
 The default engine (no --agent, --agent-config or --checkpoint) is the strongest the project
 measured (`experiments/strength.py`, docs/strength.md): the shipped 15x15 network's agent
-(its search with VCF at the root) on 15x15, and `mcts` (PUCT on the heuristic evaluator with
-VCF) on every other board size.
+(its search with VCF at the root, and the MCTS-Solver with a VCF proof at every new leaf:
+`players.SHIPPED_AGENT`) on 15x15, and `mcts` (PUCT on the heuristic evaluator with VCF) on
+every other board size. `--agent trained` is the network's agent without the solver.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 from gomoku_jax import agents
 from gomoku_jax.agents.base import Agent
-from gomoku_jax.agents.specs import TRAINED, build_agent, parse_fields
+from gomoku_jax.agents.specs import TRAINED, build_agent, parse_fields, parse_spec
 from gomoku_jax.agents.specs import network_agent as specs_network_agent
 from gomoku_jax.games.gomoku.config import RULES, GameConfig
 from gomoku_jax.io.pbrain import PbrainEngine
@@ -90,7 +91,7 @@ def network_agent(name: str, pairs: Sequence[str], network: "Player") -> Agent:
 def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
     """The engine the flags of `build_parser` describe; SystemExit("error: ...") for bad
     ones (a bad checkpoint path included)."""
-    from gomoku_jax.players import load_for_cli
+    from gomoku_jax.players import SHIPPED_AGENT, load_for_cli
 
     if args.levels < 1:
         raise SystemExit(f"error: --levels must be >= 1, got {args.levels}")
@@ -115,7 +116,10 @@ def engine_from_args(args: argparse.Namespace) -> PbrainEngine:
             if not isinstance(game, GameConfig):
                 raise ValueError(f"the checkpoint's network plays {network.env.id}; pbrain "
                                  f"plays gomoku")
-            agent = network_agent(name, args.agent_config, network)
+            if default_engine:  # the shipped network's default agent (with the solver)
+                agent = specs_network_agent(*parse_spec(SHIPPED_AGENT), network)
+            else:
+                agent = network_agent(name, args.agent_config, network)
             if args.rule is not None and args.rule != game.rule:
                 print(f"warning: the network was trained for {game.rule}; playing {args.rule} "
                       f"with it until INFO rule says otherwise", file=sys.stderr)

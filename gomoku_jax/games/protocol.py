@@ -31,6 +31,9 @@ Optional hooks, each with a default here that a game overrides when it has somet
     forcing_moves(states, max_nodes) -> (win int32[B], allowed bool[B, A])
         a threat-space search at the root for play (Gomoku: VCF), over a batch; none by
         default
+    leaf_proof(states, max_nodes) -> int8[B]
+        a sound threat proof at the search's leaves (+1 won, -1 lost, 0 unknown for the
+        side to move; Gomoku: VCF), over a batch; nothing proven by default
     pass_action            the pass action's index, or None
     max_game_length        plies a game can last at most (default: num_actions)
     move_number(state)     plies played so far, for move-number schedules (default: 0)
@@ -274,6 +277,16 @@ class Env(abc.ABC):
         del max_nodes
         mask = states.legal_action_mask
         return jnp.full(mask.shape[:1], -1, jnp.int32), mask
+
+    def leaf_proof(self, states: State, max_nodes: int) -> jax.Array:
+        """A threat proof inside the search (MCTS-Solver's leaf check, `search.base`'s
+        `proof_nodes`): int8[B], +1 where the side to move wins by force, -1 where it loses
+        by force, 0 where nothing is proven (and on a finished game). Only sound proofs: a
+        wrong +-1 is an exact value the search never revisits. Takes a batch (leaves
+        [B, ...]), as `forcing_moves`; `max_nodes`: the proof's node budget (static).
+        Default: nothing proven (the game's end proves what it does)."""
+        del max_nodes
+        return jnp.zeros(states.legal_action_mask.shape[:1], jnp.int8)
 
     @property
     def pass_action(self) -> Optional[int]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from gomoku_jax.players import run_dir
 from gomoku_jax.players.base import Player
 from gomoku_jax.players.defaults import (
+    SHIPPED_AGENT,
     default_agent_spec,
     default_network,
     shipped_game,
@@ -33,5 +34,5 @@ from gomoku_jax.players.muzero import MuZeroPlayer
 from gomoku_jax.players.policy_value import PolicyValuePlayer, uses_network
 
 __all__ = ["GMOPlayer", "MuZeroPlayer", "NETWORKS", "Player", "PolicyValuePlayer",
-           "default_agent_spec", "default_network", "default_network_path", "load",
+           "SHIPPED_AGENT", "default_agent_spec", "default_network", "default_network_path", "load",
            "load_for_cli", "player_class", "run_dir", "shipped_game", "uses_network"]

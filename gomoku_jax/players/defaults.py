@@ -1,6 +1,7 @@
 """Which agent plays each game config by default: the one place pbrain, the play UI and the
 tactics runner ask. The defaults are the strongest the project measured (docs: strength):
-the shipped network's agent on its own game (15x15 freestyle five), else the game's own
+the shipped network's agent with the MCTS-Solver (`SHIPPED_AGENT`) on its own game (15x15
+freestyle five), else the game's own
 default (its spec's `default_agent`: `mcts`, PUCT on the heuristic evaluator with VCF at the
 root, on any other Gomoku; Faux Go's heuristic AI, `fauxgo_heuristic`, on Faux Go; `mcts`
 elsewhere).
@@ -15,6 +16,10 @@ from gomoku_jax.players import run_dir
 from gomoku_jax.players.loader import default_network_path, load
 
 TRAINED = "trained"  # the spec of a network's own agent
+# What the shipped network plays by default (pbrain, the web UI): its own agent with the
+# MCTS-Solver and a VCF proof at every new leaf, which beat the same agent without them at
+# equal time (docs/strength.md, "Proofs in the tree").
+SHIPPED_AGENT = f"{TRAINED}:solver=true,proof_nodes=16"
 
 
 def default_network():
@@ -37,8 +42,9 @@ def same_game(a: GameSpec, b: GameSpec) -> bool:
 
 
 def default_agent_spec(game: GameSpec) -> str:
-    """The agent spec that plays `game` by default: `trained` (the shipped network's agent)
-    on the shipped network's game, else the game's own (its spec's `default_agent`)."""
+    """The agent spec that plays `game` by default: `SHIPPED_AGENT` (the shipped network's
+    agent, with the MCTS-Solver) on the shipped network's game, else the game's own (its
+    spec's `default_agent`)."""
     if same_game(shipped_game(), game):
-        return TRAINED
+        return SHIPPED_AGENT
     return game.default_agent

@@ -80,6 +80,18 @@ class SearchAlgorithm(abc.ABC):
         and backs its result up again. mctx (and `False`) expands a node under it, so a
         decided line grows one node deeper at every visit: one board's chain of 100 nodes
         made every simulation of a 256-board batch wait for its 100-step descent.
+      solver: MCTS-Solver (Winands et al. 2008): wins, losses and draws proven in the tree
+        are backed up exactly (a child proven lost for its mover makes its parent won; all
+        children proven makes the parent the best of them), proven subtrees are not
+        searched again, and selection takes a proven win and never a proven loss while
+        another move is open (`tree_loop.path_backward`, `selection.solver_choice`). The
+        game's end proves a node; `proof_nodes` proves more. Needs loop "gomoku_jax" and
+        `stop_at_terminal`.
+      proof_nodes: with the solver, every expanded leaf of the env model is first checked
+        by the game's threat proof with this node budget (`Env.leaf_proof`; Gomoku: a VCF
+        for the side to move, and an unanswerable double threat against it); a proven leaf
+        becomes an absorbing edge with its exact result. 0: off (games without the hook
+        prove nothing).
     """
 
     name: ClassVar[str] = "search"
@@ -93,9 +105,17 @@ class SearchAlgorithm(abc.ABC):
     leaves_per_step: PositiveInt = 1
     virtual_loss: NonNegativeInt = 1
     stop_at_terminal: bool = True
+    solver: bool = False
+    proof_nodes: NonNegativeInt = 0
 
     def __post_init__(self):
         configs.validate(self, "search")  # every field's type and range, subclasses' too
+        if self.solver and (self.loop != "gomoku_jax" or not self.stop_at_terminal):
+            raise ValueError(f"solver needs loop='gomoku_jax' and stop_at_terminal=True, got "
+                             f"loop={self.loop!r}, stop_at_terminal={self.stop_at_terminal}")
+        if self.proof_nodes and not self.solver:
+            raise ValueError(f"proof_nodes={self.proof_nodes} (threat proofs at the leaves) "
+                             f"needs solver=True to back the proofs up")
         if self.loop not in LOOPS:
             raise ValueError(f"loop must be one of {LOOPS}, got {self.loop!r}")
         if self.leaves_per_step > 1 and self.loop != "gomoku_jax":

@@ -10,6 +10,11 @@ costs its state's bytes; `recurrent_fn` steps the env and evaluates the children
 - prior logits: the evaluator's, shaped and masked (`prior.shape_prior`), so that no
   illegal or hard-masked child is ever searched (`selection.py` reads the mask).
 
+With `proof_nodes` > 0 (the MCTS-Solver's leaf proofs) every child is first checked by the
+game's threat proof (`Env.leaf_proof`): a child proven won or lost for its side to move is
+written as the game's end would be (discount 0, value 0, the exact result as the mover's
+reward), so the search treats it as settled (`tree_loop.py`, "Proofs").
+
 The search algorithm's shared fields (`SearchAlgorithm`: `symmetry`, `prior_shaping`,
 `candidate_threshold`, `value_discount`) say how the evaluator is called and its prior
 shaped; `root_mask` restricts the root further (e.g. to the refutations of the opponent's
@@ -76,8 +81,14 @@ class EnvModel:
         logits, _ = shape_prior(env, algorithm, logits, children)
         over = is_over(children)
         sign = jnp.where(children.current_player == states.current_player, 1.0, -1.0)
+        reward = reward_of(children, states.current_player).astype(jnp.float32)
+        if algorithm.proof_nodes:  # a proven child: absorbing, its result the edge's reward
+            proof = env.leaf_proof(children, algorithm.proof_nodes).astype(jnp.float32)
+            proven = (proof != 0) & ~over
+            reward = jnp.where(proven, sign * proof, reward)
+            over = over | proven
         out = mctx.RecurrentFnOutput(
-            reward=reward_of(children, states.current_player).astype(jnp.float32),
+            reward=reward,
             discount=jnp.where(over, 0.0, sign * algorithm.value_discount).astype(jnp.float32),
             prior_logits=logits,
             value=jnp.where(over, 0.0, value).astype(jnp.float32))

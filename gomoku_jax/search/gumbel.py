@@ -52,6 +52,10 @@ class Gumbel(SearchAlgorithm):
                 f"Gumbel search takes leaves_per_step=1 only, got {self.leaves_per_step}: its "
                 "root's Sequential Halving schedules one visit per simulation, which the "
                 "descents of a leaf-parallel step (virtual visits, dropped collisions) break")
+        if self.solver:
+            raise ValueError("Gumbel search takes solver=False only: its root's Sequential "
+                             "Halving and completed Q do not read proofs; use puct or "
+                             "pure_mcts for MCTS-Solver")
 
     def for_play(self) -> "Gumbel":
         return dataclasses.replace(self, gumbel_scale=0.0, sample_plies=0)

@@ -76,7 +76,8 @@ def search_tree(model: Model, algorithm, params: Any, root: mctx.RootFnOutput, a
     for "mctx"): `select` picks the action below the root, and at the root too unless
     `root_select` is given; `allowed` bool[B, A] the root's candidates; `tree` a tree to
     continue from (`tree_loop.search`'s); `algorithm.leaves_per_step` and `virtual_loss` go
-    to `tree_loop.search` (leaf parallelism), and `stop_at_terminal`. Returns the tree
+    to `tree_loop.search` (leaf parallelism), and `stop_at_terminal` and `solver`. Returns
+    the tree
     (leaves [B, ...])."""
     kwargs = dict(root=root, recurrent_fn=model.recurrent_fn,
                   root_action_selection_fn=root_select or functools.partial(select, depth=0),
@@ -92,4 +93,5 @@ def search_tree(model: Model, algorithm, params: Any, root: mctx.RootFnOutput, a
         return mctx.search(params, key, **kwargs)
     return tree_loop.search(params, key, tree=tree, leaves_per_step=algorithm.leaves_per_step,
                             virtual_loss=algorithm.virtual_loss,
-                            stop_at_terminal=algorithm.stop_at_terminal, **kwargs)
+                            stop_at_terminal=algorithm.stop_at_terminal,
+                            solver=algorithm.solver, **kwargs)

@@ -83,7 +83,8 @@ class PUCT(VisitSampling, SearchAlgorithm):
                 root.prior_logits, allowed, alpha, self.dirichlet_fraction, k_noise))
         select = functools.partial(selection.puct_selection, pb_c_init=self.pb_c_init,
                                    pb_c_base=self.pb_c_base,
-                                   qtransform=qtransform(self.q_transform))
+                                   qtransform=qtransform(self.q_transform),
+                                   **selection.solver_kwargs(self))
         tree = search_tree(model, self, params, root, allowed, k_search,
                          num_simulations, select, tree=tree)
         return selection.visit_output(self, model, states, tree, k_move)

@@ -51,7 +51,8 @@ class PureMCTS(VisitSampling, SearchAlgorithm):
         k_root, k_search, k_move = jax.random.split(key, 3)
         root, allowed = model.root(params, k_root, states)
         check_tree_memory(model, root.embedding, num_simulations, self.max_tree_bytes)
-        select = functools.partial(selection.uct_selection, exploration=self.exploration)
+        select = functools.partial(selection.uct_selection, exploration=self.exploration,
+                                   **selection.solver_kwargs(self))
         tree = search_tree(model, self, params, root, allowed, k_search,
                          num_simulations, select, tree=tree)
         return selection.visit_output(self, model, states, tree, k_move)

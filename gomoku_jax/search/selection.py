@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import mctx
 from mctx._src import seq_halving
 
+from gomoku_jax.search import tree_loop
 from gomoku_jax.search.base import SearchOutput
 from gomoku_jax.search.prior import MASKED
 
@@ -34,11 +35,40 @@ def masked_argmax(scores: jax.Array, allowed: jax.Array) -> jax.Array:
     return jnp.argmax(jnp.where(allowed, scores, -jnp.inf)).astype(jnp.int32)
 
 
+def proven_children(tree: mctx.Tree, node_index: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(wins bool[A], losses bool[A]) of a node: its children whose edge is absorbing
+    (the game ended, or the solver proved the child: `tree_loop.absorbing_children`) with
+    a win, a loss for the node's mover. Their Q is exact."""
+    absorbing = tree_loop.absorbing_children(tree.children_index[node_index],
+                                             tree.children_discounts[node_index])
+    rewards = tree.children_rewards[node_index]
+    return absorbing & (rewards >= 1.0), absorbing & (rewards <= -1.0)
+
+
+def solver_choice(tree: mctx.Tree, node_index: jax.Array, scores: jax.Array,
+                  allowed: jax.Array) -> jax.Array:
+    """int32[]: the action of a selection that reads proofs (MCTS-Solver): a child proven
+    won is taken (its value is exact: the descent stops there and backs the win up); a
+    child proven lost is never taken while some allowed child is not; otherwise the argmax
+    of `scores` float32[A] over `allowed` bool[A]."""
+    wins, losses = proven_children(tree, node_index)
+    open_ = allowed & ~losses
+    allowed = jnp.where(jnp.any(open_), open_, allowed)
+    return masked_argmax(jnp.where(wins & allowed, jnp.inf, scores), allowed)
+
+
+def solver_kwargs(algorithm) -> dict:
+    """{"solver": True} for an algorithm with the solver on, else {}: a selection function
+    is called with `solver` only when it must read proofs (one swapped in for comparison
+    need not take it)."""
+    return {"solver": True} if algorithm.solver else {}
+
+
 def puct_selection(rng_key, tree: mctx.Tree, node_index, depth, *, pb_c_init: float,
-                   pb_c_base: float, qtransform) -> jax.Array:
+                   pb_c_base: float, qtransform, solver: bool = False) -> jax.Array:
     """PUCT (AlphaZero / MuZero): argmax of Q + c(N) · P · sqrt(N) / (1 + n), with
     c(N) = c_init + log((N + c_base + 1) / c_base), a 1e-7 random tie-break, masked
-    children excluded at every depth."""
+    children excluded at every depth; with `solver`, proven children as `solver_choice`."""
     del depth
     visits = tree.children_visits[node_index]
     node_visits = tree.node_visits[node_index]
@@ -47,6 +77,8 @@ def puct_selection(rng_key, tree: mctx.Tree, node_index, depth, *, pb_c_init: fl
     policy_score = jnp.sqrt(node_visits) * pb_c * prior / (visits + 1)
     noise = 1e-7 * jax.random.uniform(rng_key, (tree.num_actions,))
     scores = qtransform(tree, node_index) + policy_score + noise
+    if solver:
+        return solver_choice(tree, node_index, scores, allowed_children(tree, node_index))
     return masked_argmax(scores, allowed_children(tree, node_index))
 
 
@@ -98,13 +130,14 @@ def decisive_children(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:
             & (tree.children_rewards[node_index] >= 1.0))
 
 
-def uct_selection(rng_key, tree: mctx.Tree, node_index, depth, *, exploration: float
-                  ) -> jax.Array:
+def uct_selection(rng_key, tree: mctx.Tree, node_index, depth, *, exploration: float,
+                  solver: bool = False) -> jax.Array:
     """UCT (UCB1 applied to trees): every allowed child is visited once, in random order
     (ties broken by the prior), before any is revisited; then argmax of
     Q + c · sqrt(ln N / n), Q the mean result in [-1, 1] for the node's mover. A child whose
     move won the game is always chosen (a decisive move: its value is exact), so a lost
-    position's mean moves toward -1 as soon as the winning reply is found."""
+    position's mean moves toward -1 as soon as the winning reply is found. With `solver`,
+    proven children as `solver_choice`."""
     del depth
     visits = tree.children_visits[node_index]
     node_visits = tree.node_visits[node_index].astype(jnp.float32)
@@ -115,6 +148,8 @@ def uct_selection(rng_key, tree: mctx.Tree, node_index, depth, *, exploration: f
     unvisited = 1e9 + prior + 1e-3 * noise
     scores = jnp.where(visits == 0, unvisited, ucb + 1e-7 * noise)
     scores = jnp.where(decisive_children(tree, node_index), 2e9, scores)
+    if solver:
+        return solver_choice(tree, node_index, scores, allowed_children(tree, node_index))
     return masked_argmax(scores, allowed_children(tree, node_index))
 
 
@@ -130,6 +165,22 @@ def parent_value_qtransform(tree: mctx.Tree, node_index: jax.Array) -> jax.Array
     unvisited ones (first-play urgency = the parent's value, as Leela Zero)."""
     visited = tree.children_visits[node_index] > 0
     return jnp.where(visited, tree.qvalues(node_index), tree.node_values[node_index])
+
+
+def _when_all_lost(tree: mctx.Tree, scores: jax.Array) -> jax.Array:
+    """float32[B, A]: `scores`, or on a root where every move the search tried is proven
+    lost the prior's logits over the allowed moves: the solver's visits then tell the moves
+    nothing apart (each lost move is visited once, proven and left, the next untried one
+    taken), and the prior's favourite is the natural resistance (the block of a four, say,
+    whose proof covers the rest of the line)."""
+    root = tree.ROOT_INDEX
+    allowed = (tree.children_prior_logits[:, root] > MASKED) & ~tree.root_invalid_actions.astype(
+        bool)
+    _, losses = jax.vmap(proven_children, in_axes=(0, None))(tree, root)
+    tried = allowed & (tree.children_visits[:, root] > 0)
+    all_lost = jnp.any(tried, -1, keepdims=True) & ~jnp.any(tried & ~losses, -1, keepdims=True)
+    prior = jnp.where(allowed, tree.children_prior_logits[:, root], -jnp.inf)
+    return jnp.where(all_lost, prior, scores)
 
 
 def move_temperature(move_number: jax.Array, temperature: float, decay: float,
@@ -148,7 +199,9 @@ def sample_visits(key: jax.Array, probs: jax.Array, temperature: jax.Array) -> j
 def choose_by_visits(sampling, tree: mctx.Tree, key: jax.Array,
                      move_number: Optional[jax.Array] = None) -> jax.Array:
     """int32[B]: when `sampling.greedy`, a root move that wins the game at once if the
-    search found one, else the most visited (ties broken by the higher Q); otherwise a
+    search found one (or, with the solver, a proven win), else the most visited (ties
+    broken by the higher Q; with the solver, the prior's favourite where every move tried
+    is proven lost: `_when_all_lost`); otherwise a
     sample ∝ visits^(1/τ) at the move temperature of each root's move number
     (`VisitSampling`; `move_number` int32[B], needed then)."""
     summary = tree.summary()
@@ -161,6 +214,8 @@ def choose_by_visits(sampling, tree: mctx.Tree, key: jax.Array,
                            scores, -1.0)
         decisive = jax.vmap(decisive_children, in_axes=(0, None))(tree, tree.ROOT_INDEX)
         scores = jnp.where(decisive, 1e9, scores)
+        if getattr(sampling, "solver", False):
+            scores = _when_all_lost(tree, scores)
         return jnp.argmax(scores, axis=-1).astype(jnp.int32)
     if move_number is None:
         raise ValueError("sampling a move at the move temperature needs the roots' "

@@ -42,6 +42,12 @@ hold them. A descent that ends on the same (parent, action) edge as an earlier d
 its step (a collision) is dropped: no node, no backup, so the root gets 1 + (backed-up
 descents) <= 1 + S visits and the tree may use fewer than S + 1 nodes. S must be a
 multiple of W. W = 1 is the loop above, unchanged.
+
+**Proofs** (`solver`, MCTS-Solver): an absorbing edge (discount 0) holds an exact result in
+its reward. The game's end makes one; so does a model that proves a child (the env model's
+threat proofs at expanded leaves, `env_model.py`); and `path_backward` makes the edge into
+a node proven from its children. Descents stop at such edges (`stop_at_terminal`) and back
+the exact result up without re-expanding, so a proven subtree is never searched again.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ import jax.numpy as jnp
 import mctx
 
 from gomoku_jax import configs
+from gomoku_jax.search.prior import MASKED
 
 Tree = mctx.Tree
 
@@ -193,32 +200,55 @@ def simulate(keys: jax.Array, tree: mctx.Tree, root_select: Callable,
 
 
 def expand(params: Any, key: jax.Array, tree: mctx.Tree, recurrent_fn: Callable,
-           parent: jax.Array, action: jax.Array, child: jax.Array) -> mctx.Tree:
+           parent: jax.Array, action: jax.Array, child: jax.Array,
+           write: Optional[jax.Array] = None) -> mctx.Tree:
     """Evaluate `recurrent_fn` on the parents' states and the actions (the whole batch in
     one call, as mctx) and write node `child` of every board: its prior logits, values,
     one more visit, state, parent and the edge's reward and discount (mctx's `expand`).
 
     Args:
       parent, action, child: int32[B]; `child` may be an existing node (max_depth).
+      write: bool[B] or None (every board): the boards whose node is written; the others
+        are evaluated and left as they are.
     """
+    num_nodes = tree.node_visits.shape[1]
     rows = jnp.arange(parent.shape[0])
     embedding = jax.tree.map(lambda x: x[rows, parent], tree.embeddings)
     out, embedding = recurrent_fn(params, key, action, embedding)
+    node, edge = child, parent
+    if write is not None:  # out of range: dropped
+        node, edge = jnp.where(write, child, num_nodes), jnp.where(write, parent, num_nodes)
+    return _write_nodes(tree, rows, node, edge, parent, action, out, embedding)
+
+
+def _write_nodes(tree: mctx.Tree, rows: jax.Array, node: jax.Array, edge: jax.Array,
+                 parent: jax.Array, action: jax.Array, out: mctx.RecurrentFnOutput,
+                 embedding: Any) -> mctx.Tree:
+    """The tree with node `node` of board `rows` written from `out` and `embedding` (its
+    prior, values, one visit, state, parent and action) and the edge (`edge`, `action`)
+    pointing at it with its reward and discount; all int32[R], an index N (out of range)
+    drops that row's node or edge."""
+
+    def node_set(x, v):
+        return x.at[rows, node].set(v.astype(x.dtype), mode="drop")
+
+    def edge_set(x, v):
+        return x.at[rows, edge, action].set(v.astype(x.dtype), mode="drop")
+
     return tree.replace(
-        children_prior_logits=tree.children_prior_logits.at[rows, child].set(out.prior_logits),
-        raw_values=tree.raw_values.at[rows, child].set(out.value),
-        node_values=tree.node_values.at[rows, child].set(out.value),
-        node_visits=tree.node_visits.at[rows, child].add(1),
-        embeddings=jax.tree.map(lambda t, e: t.at[rows, child].set(e), tree.embeddings,
-                                embedding),
-        children_index=tree.children_index.at[rows, parent, action].set(child),
-        children_rewards=tree.children_rewards.at[rows, parent, action].set(out.reward),
-        children_discounts=tree.children_discounts.at[rows, parent, action].set(out.discount),
-        parents=tree.parents.at[rows, child].set(parent),
-        action_from_parent=tree.action_from_parent.at[rows, child].set(action))
+        children_prior_logits=node_set(tree.children_prior_logits, out.prior_logits),
+        raw_values=node_set(tree.raw_values, out.value),
+        node_values=node_set(tree.node_values, out.value),
+        node_visits=tree.node_visits.at[rows, node].add(1, mode="drop"),
+        embeddings=jax.tree.map(node_set, tree.embeddings, embedding),
+        children_index=edge_set(tree.children_index, node),
+        children_rewards=edge_set(tree.children_rewards, out.reward),
+        children_discounts=edge_set(tree.children_discounts, out.discount),
+        parents=node_set(tree.parents, parent),
+        action_from_parent=node_set(tree.action_from_parent, action))
 
 
-def path_backward(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
+def path_backward(tree: mctx.Tree, leaf_index: jax.Array, solver: bool = False) -> mctx.Tree:
     """mctx's backward pass (the same updates, the same result), touching only the path.
 
     From each board's leaf up to the root: the leaf value is discounted back
@@ -233,12 +263,19 @@ def path_backward(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
     entries. mctx vmaps a per-board while_loop, and vmap turns the batched predicate into
     a copy and select of the whole carried arrays every step: O(B * N * A).
 
+    With `solver` (MCTS-Solver, Winands et al. 2008) the proofs go up first
+    (`prove_path`), so that the values backed up from a proven edge are exact.
+
     Args:
       tree: an mctx.Tree with batch B, N nodes, A actions.
       leaf_index: int[B], the node to back up from on each board (the root: no change).
+      solver: back proofs up too (static).
     Returns:
-      the tree with node_values, node_visits, children_values, children_visits updated.
+      the tree with node_values, node_visits, children_values, children_visits updated
+      (with `solver`, children_rewards and children_discounts of newly proven edges too).
     """
+    if solver:
+        tree = prove_path(tree, leaf_index)
     batch, num_nodes = tree.node_values.shape
     rows = jnp.arange(batch)
     root = Tree.ROOT_INDEX
@@ -267,6 +304,76 @@ def path_backward(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
     carry = jax.lax.while_loop(lambda c: jnp.any(c[0] != root), step, carry)
     return tree.replace(node_values=carry[2], node_visits=carry[3], children_values=carry[4],
                         children_visits=carry[5])
+
+
+def prove_path(tree: mctx.Tree, leaf_index: jax.Array) -> mctx.Tree:
+    """MCTS-Solver's proof step: from each board's leaf, while the edge into the current
+    node is absorbing (the game ended there, a leaf proof, or a proof made below), its
+    parent is checked for a proof (`node_proof`: a child won for the parent's mover, or
+    every allowed child settled); a proven parent's own edge becomes absorbing, discount 0
+    and the exact result (for the grandparent's mover) as its reward, and the walk goes on
+    up. A proof can only be new where the edge below just settled, so the walk usually
+    stops at once (O(B·A) per proven node, nothing else). The root has no edge: its proof
+    is read from its children (`selection.proven_children`).
+
+    Args:
+      leaf_index: int[B], the node each board's backup starts from.
+    Returns:
+      the tree with children_rewards and children_discounts of newly proven edges set.
+    """
+    batch, num_nodes = tree.node_values.shape
+    rows = jnp.arange(batch)
+    root = Tree.ROOT_INDEX
+
+    def settled(node, discounts):  # bool[B]: the edge into `node` is absorbing
+        parent = jnp.where(node != root, tree.parents[rows, node], root)
+        action = jnp.where(node != root, tree.action_from_parent[rows, node], 0)
+        return (node != root) & (discounts[rows, parent, action] == 0)
+
+    def step(carry):
+        node, going, rewards, discounts = carry
+        parent = jnp.where(going, tree.parents[rows, node], root)
+        proven, exact = node_proof(tree.children_index[rows, parent],
+                                   tree.children_prior_logits[rows, parent],
+                                   rewards[rows, parent], discounts[rows, parent])
+        up = going & proven & (parent != root)
+        grand = jnp.where(up, tree.parents[rows, parent], root)
+        action = jnp.where(up, tree.action_from_parent[rows, parent], 0)
+        sign = jnp.sign(discounts[rows, grand, action])
+        new = up & (sign != 0)  # (an edge proven by an earlier backup stays as it is)
+        edge = jnp.where(new, grand, num_nodes)  # out of range: dropped
+        rewards = rewards.at[rows, edge, action].set((sign * exact).astype(rewards.dtype),
+                                                     mode="drop")
+        discounts = discounts.at[rows, edge, action].set(0.0, mode="drop")
+        return parent, new, rewards, discounts
+
+    leaf = leaf_index.astype(jnp.int32)
+    carry = (leaf, settled(leaf, tree.children_discounts), tree.children_rewards,
+             tree.children_discounts)
+    carry = jax.lax.while_loop(lambda c: jnp.any(c[1]), step, carry)
+    return tree.replace(children_rewards=carry[2], children_discounts=carry[3])
+
+
+def absorbing_children(children_index: jax.Array, children_discounts: jax.Array
+                       ) -> jax.Array:
+    """bool[..., A]: the expanded children whose edge is absorbing (discount 0): the game
+    ended there, or (MCTS-Solver) the child is proven; the edge's reward is then its exact
+    value for the parent's mover. Takes the node's rows of the tree's arrays ([..., A])."""
+    return (children_index != Tree.UNVISITED) & (children_discounts == 0)
+
+
+def node_proof(children_index: jax.Array, prior_logits: jax.Array, rewards: jax.Array,
+               discounts: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(proven bool[...], exact value for the node's mover float32[...]) of nodes from their
+    children's rows ([..., A]): proven by an absorbing child that wins (+1), or by absorbing
+    edges on every allowed child (prior logit above `MASKED`), then exactly the best of
+    their rewards (-1: every move loses; 0: the best is a draw)."""
+    allowed = prior_logits > MASKED
+    absorbing = absorbing_children(children_index, discounts) & allowed
+    wins = jnp.any(absorbing & (rewards >= 1.0), axis=-1)
+    settled = jnp.all(absorbing | ~allowed, axis=-1) & jnp.any(allowed, axis=-1)
+    best = jnp.max(jnp.where(absorbing, rewards, -jnp.inf), axis=-1)
+    return wins | settled, jnp.where(wins, 1.0, jnp.where(settled, best, 0.0))
 
 
 def apply_virtual_loss(tree: mctx.Tree, parent: jax.Array, action: jax.Array,
@@ -348,29 +455,21 @@ def expand_many(params: Any, key: jax.Array, tree: mctx.Tree, recurrent_fn: Call
     edge_parent = jnp.where(write.reshape(-1), parent, tree.node_visits.shape[1])
     embedding = jax.tree.map(lambda x: x[rows, parent], tree.embeddings)
     out, embedding = recurrent_fn(params, key, action, embedding)
+    return _write_nodes(tree, rows, child, edge_parent, parent, action, out, embedding)
 
-    def node_set(x, v):
-        return x.at[rows, child].set(v.astype(x.dtype), mode="drop")
 
-    def edge_set(x, v):
-        return x.at[rows, edge_parent, action].set(v.astype(x.dtype), mode="drop")
-
-    return tree.replace(
-        children_prior_logits=node_set(tree.children_prior_logits, out.prior_logits),
-        raw_values=node_set(tree.raw_values, out.value),
-        node_values=node_set(tree.node_values, out.value),
-        node_visits=tree.node_visits.at[rows, child].add(1, mode="drop"),
-        embeddings=jax.tree.map(node_set, tree.embeddings, embedding),
-        children_index=edge_set(tree.children_index, child),
-        children_rewards=edge_set(tree.children_rewards, out.reward),
-        children_discounts=edge_set(tree.children_discounts, out.discount),
-        parents=node_set(tree.parents, parent),
-        action_from_parent=node_set(tree.action_from_parent, action))
+def _settled(tree: mctx.Tree, parent: jax.Array, action: jax.Array) -> jax.Array:
+    """bool[...]: the edges (parent, action) (int32[...] over the batch's last axis) that
+    lead to an expanded child and are absorbing: with the solver a descent that ends there
+    backs the edge's exact reward up again and re-expands nothing."""
+    rows = jnp.arange(parent.shape[-1])
+    return absorbing_children(tree.children_index[rows, parent, action],
+                              tree.children_discounts[rows, parent, action])
 
 
 def _parallel_body(params: Any, recurrent_fn: Callable, root_select: Callable,
                    interior_select: Callable, max_depth: int, width: int,
-                   virtual_loss: int, stop_at_terminal: bool) -> Callable:
+                   virtual_loss: int, stop_at_terminal: bool, solver: bool) -> Callable:
     """The loop body of one leaf-parallel step: (step, (key, tree, next free node int32[B]))
     -> the same, with up to W new nodes per board."""
 
@@ -394,9 +493,11 @@ def _parallel_body(params: Any, recurrent_fn: Callable, root_select: Callable,
         existing = tree.children_index[rows[None], parent, action]
         new = first & (existing == Tree.UNVISITED)
         child = jnp.where(new, free + jnp.cumsum(new, axis=0) - 1, existing)
-        tree = expand_many(params, k_expand, tree, recurrent_fn, parent, action, child, first)
+        write = first & ~_settled(tree, parent, action) if solver else first
+        tree = expand_many(params, k_expand, tree, recurrent_fn, parent, action, child, write)
         leaf = jnp.where(first, child, Tree.ROOT_INDEX)  # the root: no backup
-        tree = jax.lax.fori_loop(0, width, lambda j, t: path_backward(t, leaf[j]), tree)
+        tree = jax.lax.fori_loop(0, width, lambda j, t: path_backward(t, leaf[j], solver),
+                                 tree)
         return key, tree, free + jnp.sum(new, axis=0).astype(jnp.int32)
 
     return body
@@ -407,7 +508,8 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
            num_simulations: int, max_depth: Optional[int] = None,
            invalid_actions: Optional[jax.Array] = None, extra_data: Any = None,
            tree: Optional[mctx.Tree] = None, loop_fn: Any = None, leaves_per_step: int = 1,
-           virtual_loss: int = 1, stop_at_terminal: bool = False) -> mctx.Tree:
+           virtual_loss: int = 1, stop_at_terminal: bool = False,
+           solver: bool = False) -> mctx.Tree:
     """`mctx.search` with a path-only backward, continuing from `tree` where it can.
 
     Args (as `mctx.search`'s, plus `tree`):
@@ -433,12 +535,16 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
         does (`simulate`); False: mctx's semantics. Either way a new node takes the next
         free index, so the used nodes stay contiguous (mctx leaves a hole at a max_depth
         stop).
+      solver: MCTS-Solver (static; needs `stop_at_terminal`): proofs are backed up
+        (`path_backward`), and a descent that stops at an absorbing edge backs its exact
+        reward up without evaluating anything. The selection functions read the proofs
+        (`selection.py`, their `solver` option).
     Returns:
       mctx.Tree (leaves [B, N, ...]); a fresh search's nodes are its simulations in order
       (with W > 1: in the order of the steps, and of the descents within a step).
     Raises:
       ValueError: a given tree with fewer than S + 1 nodes; W < 1, S not a multiple of W,
-        or V < 0.
+        V < 0, or `solver` without `stop_at_terminal`.
     """
     del loop_fn
     leaves_per_step = configs.check_int("leaves_per_step", leaves_per_step, 1)
@@ -447,6 +553,9 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
                          f"leaves_per_step ({leaves_per_step}): the search runs "
                          f"num_simulations / leaves_per_step steps of leaves_per_step leaves")
     virtual_loss = configs.check_int("virtual_loss", virtual_loss, 0)
+    if solver and not stop_at_terminal:
+        raise ValueError("solver needs stop_at_terminal: a descent must stop at a proven "
+                         "(absorbing) edge")
     batch = root.prior_logits.shape[0]
     if invalid_actions is None:
         invalid_actions = jnp.zeros_like(root.prior_logits)
@@ -460,7 +569,7 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
     if leaves_per_step > 1:
         body = _parallel_body(params, recurrent_fn, root_action_selection_fn,
                               interior_action_selection_fn, max_depth, leaves_per_step,
-                              virtual_loss, stop_at_terminal)
+                              virtual_loss, stop_at_terminal, solver)
         return jax.lax.fori_loop(0, num_simulations // leaves_per_step, body,
                                  (rng_key, tree, used))[1]
 
@@ -473,7 +582,8 @@ def search(params: Any, rng_key: jax.Array, *, root: mctx.RootFnOutput, recurren
         child = tree.children_index[rows, parent, action]
         new = child == Tree.UNVISITED
         child = jnp.where(new, free, child)
-        tree = expand(params, k_expand, tree, recurrent_fn, parent, action, child)
-        return key, path_backward(tree, child), free + new.astype(jnp.int32)
+        write = ~_settled(tree, parent, action) if solver else None
+        tree = expand(params, k_expand, tree, recurrent_fn, parent, action, child, write)
+        return key, path_backward(tree, child, solver), free + new.astype(jnp.int32)
 
     return jax.lax.fori_loop(0, num_simulations, body, (rng_key, tree, used))[1]

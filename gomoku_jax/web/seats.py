@@ -13,7 +13,8 @@ The agent of a game config, first that applies:
    (the env is then the network's, with its own observation planes);
 2. `agent` (a spec, `gomoku_jax.agents.specs`) wherever it can play the game;
 3. the default (`players.default_agent_spec`, shared with pbrain): Gomoku on the shipped
-   network's game (15x15 freestyle five) plays the shipped network's agent, any other game
+   network's game (15x15 freestyle five) plays the shipped network's agent with the
+   MCTS-Solver (`players.SHIPPED_AGENT`), any other game
    its spec's `default_agent` (any other Gomoku `mcts`, PUCT on the heuristic evaluator with
    VCF at the root; Faux Go its heuristic AI, `fauxgo_heuristic`): the strongest the project
    measured.
@@ -53,9 +54,9 @@ from gomoku_jax.agents.specs import TRAINED, make_agent, network_agent, parse_sp
 from gomoku_jax.games.protocol import Env
 from gomoku_jax.io.player import TimedPlayer
 from gomoku_jax.players import default_agent_spec, default_network, load, uses_network
-from gomoku_jax.players.defaults import same_game, shipped_game
+from gomoku_jax.players.defaults import SHIPPED_AGENT, same_game, shipped_game
 
-SHIPPED = "trained (shipped network)"
+SHIPPED = f"{SHIPPED_AGENT} (shipped network)"
 
 
 def playable() -> dict[str, tuple[str, ...]]:
@@ -204,7 +205,7 @@ class AgentBook:
         self._network_label = SHIPPED
         self._agent: Optional[Agent] = None  # what plays every other game it can
         self._agent_spec = agent
-        self._trained_spec = TRAINED  # the shipped network's agent
+        self._trained_spec = SHIPPED_AGENT  # the shipped network's agent
         self._shipped = shipped and checkpoint is None
         if checkpoint is not None:
             self._network = load(checkpoint, step)  # ValueError for a bad path

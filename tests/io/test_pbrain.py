@@ -600,6 +600,7 @@ def test_trained_without_a_checkpoint_is_the_shipped_network():
     engine = pbrain_cli.engine_from_args(cli.build_parser().parse_args(
         ["pbrain", "--agent", "trained"]))
     assert engine.game.board_size == 15 and engine.agent.evaluator == "network"
+    assert not engine.agent.search.solver  # the network's own agent, as asked
     assert send(engine, "START 9")[0].startswith("ERROR")
 
 

@@ -76,6 +76,7 @@ def test_the_default_engine_is_the_network_with_vcf_and_mcts_elsewhere(network):
     assert engine.agent is agent and game == network.game_spec and game.board_size == 15
     assert isinstance(agent, SearchAgent) and agent.evaluator == "network"
     assert agent.threat_search > 0 and player.anytime is not None
+    assert agent.search.solver and agent.search.proof_nodes > 0  # players.SHIPPED_AGENT
     assert player.params is not None  # the shipped network's variables
     fallback, fallback_player, fallback_game = engine._seats[1]
     assert fallback_game is None and fallback_player.anytime is not None

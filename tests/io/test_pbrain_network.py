@@ -114,7 +114,7 @@ def test_rule_flag_that_differs_from_the_run_warns(trained_run, capsys):
      re.escape("plays with the network (evaluator=network), not evaluator=rollout")),
     (["--agent-config", "greedy=false"],
      re.escape("unknown config for agent 'trained': ['greedy']; valid fields: "
-               "['num_simulations', 'threat_search']")),
+               "['num_simulations', 'threat_search', 'solver', 'proof_nodes']")),
     (["--agent-config", "num_simulations=many"],
      r"field 'num_simulations' of agent 'trained' takes an? int, got 'many'"),
     (["--agent-config", "num_simulations=0"], re.escape("takes an int >= 1, got 0")),

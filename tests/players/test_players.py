@@ -47,6 +47,9 @@ def test_specs_with_a_network(network):
     assert agent.threat_search > 0
     off = specs.make_agent("trained:threat_search=0,num_simulations=16", network)
     assert off == dataclasses.replace(agent, threat_search=0, num_simulations=16)
+    solved = specs.make_agent("trained:solver=true,proof_nodes=8,num_simulations=16", network)
+    assert solved == dataclasses.replace(agent, num_simulations=16, search=dataclasses.replace(
+        agent.search, solver=True, proof_nodes=8))
     mcts = specs.make_agent("mcts:evaluator=network,num_simulations=8", network)
     assert mcts.network == network.model and mcts.num_simulations == 8
     policy = specs.make_agent("policy:evaluator=network", network)
@@ -64,6 +67,8 @@ def test_specs_with_a_network(network):
     ("trained:greedy=false", True, "unknown config for agent 'trained': ['greedy']"),
     ("trained:num_simulations=many", True, "takes an int, got 'many'"),
     ("trained:threat_search=-1", True, "'threat_search' of agent 'trained' takes an int >= 0"),
+    ("trained:proof_nodes=8", True, "needs solver=True"),
+    ("trained:solver=maybe", True, "solver"),
     ("mcts:evaluator=network,network=x", True, "the field 'network' comes from the checkpoint"),
 ])
 def test_spec_errors(network, spec, with_network, message):

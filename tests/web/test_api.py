@@ -389,7 +389,8 @@ def test_legal_move():
 
 def test_default_agents():
     book = AgentBook(shipped=True)
-    assert book.default_spec("gomoku", {"board_size": 15}) == "trained (shipped network)"
+    assert book.default_spec("gomoku", {"board_size": 15}) == \
+        "trained:solver=true,proof_nodes=16 (shipped network)"
     assert book.default_spec("gomoku", {"board_size": 15, "rule": "exact5"}) == "mcts"
     assert book.default_spec("gomoku", {"board_size": 9}) == "mcts"
     assert book.default_spec("fauxgo") == "fauxgo_heuristic"

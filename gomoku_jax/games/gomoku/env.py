@@ -10,7 +10,7 @@ import numpy as np
 
 from gomoku_jax.games import symmetry
 from gomoku_jax.games.board import BoardEnv
-from gomoku_jax.games.gomoku import positions, rules, threat_moves, vct_moves
+from gomoku_jax.games.gomoku import leaf_proof, positions, rules, threat_moves, vct_moves
 from gomoku_jax.games.gomoku.config import FeaturePlane, GameConfig
 from gomoku_jax.games.gomoku.features.proximity import ProximityConfig, proximity_mask
 from gomoku_jax.games.gomoku.forbidden import RENJU_NOTE, renju_cells
@@ -47,8 +47,8 @@ class Gomoku(BoardEnv):
 
     Hooks: the D4 symmetries, seed 000's proximity mask as candidate weights, the 8
     three-stone openings, the synthetic tactical training examples (seed 000 level 3), VCF
-    at the root for play (`forcing_moves`); for people, `OpeningGomoku` (`for_people`) and
-    renju's forbidden points (`host_masks`).
+    at the root for play (`forcing_moves`) and at the search's leaves (`leaf_proof`); for
+    people, `OpeningGomoku` (`for_people`) and renju's forbidden points (`host_masks`).
     All methods are pure functions of their arguments; batch them with `jax.vmap`.
     """
 
@@ -114,6 +114,11 @@ class Gomoku(BoardEnv):
         if vct_nodes:
             return vct_moves.forcing_moves(states, max_nodes, vct_nodes, defend=vct_defend)
         return threat_moves.forcing_moves(states, max_nodes)
+
+    def leaf_proof(self, states: State, max_nodes: int) -> jax.Array:
+        """int8[B]: +1 the side to move has a VCF within `max_nodes`, -1 it faces two five
+        cells it cannot both block, 0 unknown (`leaf_proof.leaf_proof`)."""
+        return leaf_proof.leaf_proof(states, max_nodes)
 
     def synthetic_examples(self, key: jax.Array, num: int) -> Examples:
         """Seed 000's tactical examples (complete-five and block-four), see `tactical.py`."""
