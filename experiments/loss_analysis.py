@@ -64,7 +64,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from gomoku_jax import progress
+from gomoku_jax import configs, progress
+from gomoku_jax.configs import NonNegativeInt, PositiveInt
 from gomoku_jax.games.gomoku.render import board_to_text
 from gomoku_jax.games.gomoku.solver import Solver
 from gomoku_jax.games.gomoku.vcf import VCFConfig, vcf
@@ -94,23 +95,20 @@ class Budgets:
       chunk: boards per jitted call (padded with empty boards).
     """
 
-    vcf_depth: int = 10
-    vcf_nodes: int = 4096
-    vct_depth: int = 8
-    vct_nodes: int = 4096
-    solver_plies: int = 5
-    reach: int = 2
-    recheck: int = 4
-    chunk: int = 16
+    vcf_depth: PositiveInt = 10
+    vcf_nodes: PositiveInt = 4096
+    vct_depth: PositiveInt = 8
+    vct_nodes: PositiveInt = 4096
+    solver_plies: NonNegativeInt = 5
+    reach: PositiveInt = 2
+    recheck: PositiveInt = 4
+    chunk: PositiveInt = 16
 
     def __post_init__(self):
-        for name in ("vcf_depth", "vcf_nodes", "vct_depth", "vct_nodes", "reach", "recheck",
-                     "chunk"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        configs.validate(self)
         if self.vct_depth < 2:
             raise ValueError(f"vct_depth must be >= 2, got {self.vct_depth}")
-        if self.solver_plies < 0 or (self.solver_plies and self.solver_plies % 2 == 0):
+        if self.solver_plies and self.solver_plies % 2 == 0:
             raise ValueError(f"solver_plies must be 0 (off) or odd, got {self.solver_plies}")
 
 

@@ -25,7 +25,6 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 
-from gomoku_jax import configs
 from gomoku_jax.games.gomoku.config import CARO_RULES
 from gomoku_jax.games.gomoku.features.patterns import five_cells
 from gomoku_jax.games.gomoku.state import State
@@ -44,7 +43,6 @@ def leaf_proof(states: State, max_nodes: int, max_depth: int = MAX_DEPTH,
         (`VCFConfig`, static). one_board_at_a_time: `lax.map` over the boards instead of
         vmap (static); default: on the CPU backend only.
     """
-    configs.check_int("max_nodes", max_nodes, 1)
     if one_board_at_a_time is None:
         one_board_at_a_time = jax.default_backend() == "cpu"
     cfg = states.config
