@@ -37,10 +37,10 @@ labelled `missed_win` or `allowed_win`; without one, the game was "already lost 
 N", N our first `already_lost` move.
 
 **The engine's evaluation**: the shipped network's own agent (`players.default_network()`,
-the default engine's search without a clock) at `--sims` simulations from P, one fixed key
-per game: its root value for us, the visit share of the move played, and its top move
-with its share. `--sims 0` skips it. In a lost game, "value low from" is our first move
-from which the value stays at or below `-low_value` to the end.
+or `--checkpoint`'s network; the default engine's search without a clock) at `--sims`
+simulations from P, one fixed key per game: its root value for us, the visit share of the
+move played, and its top move with its share. `--sims 0` skips it. In a lost game, "value
+low from" is our first move from which the value stays at or below `-low_value` to the end.
 
 Output: markdown on stdout (the table by category, the first decisive mistake of every lost
 game and their distribution, and each lost game's board at that mistake, with the defences
@@ -504,12 +504,13 @@ def first_proven_loss(record: dict) -> Optional[int]:
 # ---------------------------------------------------------------------------- the engine
 
 class Engine:
-    """The shipped network's agent at a fixed number of simulations, no clock."""
+    """A network's own agent (the shipped one's, or `checkpoint`'s: a run directory as
+    `players.load` takes it) at a fixed number of simulations, no clock."""
 
-    def __init__(self, sims: int, chunk: int = 8):
+    def __init__(self, sims: int, chunk: int = 8, checkpoint: Optional[str] = None):
         from gomoku_jax import players
 
-        player = players.default_network()
+        player = players.load(checkpoint) if checkpoint else players.default_network()
         self.env = player.env
         self.agent = player.agent(sims).bind(self.env)
         self.params = player.variables
@@ -692,6 +693,12 @@ def engine_summary(records: Sequence[dict], low: float, sims: int) -> list[str]:
     return out
 
 
+def network_name(meta: dict) -> str:
+    """'shipped', or the `--checkpoint` path the engine's network came from."""
+    checkpoint = meta.get("checkpoint", "shipped")
+    return checkpoint if checkpoint == "shipped" else f"`{checkpoint}`"
+
+
 def report(records: Sequence[dict], meta: dict) -> str:
     """The markdown report."""
     n, low = meta["board_size"], meta["low_value"]
@@ -705,7 +712,8 @@ def report(records: Sequence[dict], meta: dict) -> str:
            f"{meta['budgets']['vct_nodes']} nodes each, "
            f"solver {meta['budgets']['solver_plies']} plies; alternatives within "
            f"{meta['budgets']['reach']} cells. Engine: "
-           + (f"the shipped network's agent, {meta['sims']} simulations." if meta["sims"]
+           + (f"the {network_name(meta)} network's agent, {meta['sims']} simulations."
+              if meta["sims"]
               else "not run (--sims 0).")
            + f" {meta['seconds']:.0f} s.", "",
            "## Our moves by label", "", category_table(records), ""]
@@ -782,6 +790,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sims", type=int, default=1024,
                         help="the engine's simulations per position (0: no engine)")
     parser.add_argument("--seed", type=int, default=0, help="the engine's key")
+    parser.add_argument("--checkpoint", metavar="PATH",
+                        help="the engine's network: a run directory (default: the shipped one)")
     parser.add_argument("--low-value", type=float, default=0.5,
                         help="'value low from': the value stays <= minus this")
     for name in ("vcf_depth", "vcf_nodes", "vct_depth", "vct_nodes", "solver_plies", "reach",
@@ -799,6 +809,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         games = read_games(args.games_file)
         if args.games < 0 or args.sims < 0 or not 0 < args.low_value <= 1:
             raise ValueError("--games and --sims must be >= 0, --low-value in (0, 1]")
+        if args.checkpoint and not args.sims:
+            raise ValueError("--checkpoint names the engine's network: it needs --sims > 0")
     except (ValueError, OSError) as e:
         raise SystemExit(f"error: {e}")
     games = games[:args.games] if args.games else games
@@ -806,9 +818,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if len(sizes) != 1:
         raise SystemExit(f"error: the games must share one board size, got {sorted(sizes)}")
     n = sizes.pop()
-    engine = Engine(args.sims) if args.sims else None
+    try:
+        engine = Engine(args.sims, checkpoint=args.checkpoint) if args.sims else None
+    except (ValueError, OSError) as e:
+        raise SystemExit(f"error: --checkpoint: {e}")
     if engine is not None and engine.env.config.board_size != n:
-        raise SystemExit(f"error: the shipped network plays {engine.env.config.board_size}x"
+        raise SystemExit(f"error: the network plays {engine.env.config.board_size}x"
                          f"{engine.env.config.board_size}, the games are {n}x{n}: use --sims 0")
     prover = Prover(n, budgets)
     t0 = time.perf_counter()
@@ -822,6 +837,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             records.append(record)
     meta = {"games_file": args.games_file, "board_size": n, "games": len(games),
             "budgets": dataclasses.asdict(budgets), "sims": args.sims, "seed": args.seed,
+            "checkpoint": args.checkpoint or "shipped",
             "low_value": args.low_value, "seconds": time.perf_counter() - t0,
             "boards_searched": prover.boards_searched, "boards_rechecked": prover.rechecked}
     text = report(records, meta)

@@ -49,13 +49,15 @@ game, and the ladder goes on; a rung whose engine does not START is reported and
 Every opening is played with both colours; the table per rung: W-D-L, the pair counts, the
 paired Elo (ours minus the rung: a head-to-head claim, so the paired interval), time losses
 and errors of each side, and their mean wall milliseconds per move as the manager measured
-them (writing the command to reading the move).
+them (writing the command to reading the move). `--games-out FILE` writes every game as a
+JSON line that `experiments/loss_analysis.py` reads.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import os
 import shlex
@@ -477,6 +479,27 @@ def ladder_report(config, ours: Side, engine: str, rungs: Sequence[Rung], openin
     return "\n\n".join(parts)
 
 
+def ladder_games(config: Any, rungs: Sequence[Rung],
+                 openings: Sequence[Sequence[int]]) -> list[dict]:
+    """Every game of the ladder, one dict each in the format `loss_analysis.py` reads:
+    `game` (1-based), `black` / `white` ("ours" or "ext-NODES"),
+    `board_size`, `rule`, `opening_stones`, `moves` ([x, y], black first), `winner`
+    ("black", "white" or None), `reason`, and `nodes`, the rung."""
+    out = []
+    for rung in rungs:
+        theirs = f"ext-{rung.nodes}"
+        for g in rung.games:
+            ours_colour, theirs_colour = ("black", "white") if g.a_black else ("white", "black")
+            winner = {1.0: ours_colour, 0.0: theirs_colour}.get(g.result)
+            out.append({"game": len(out) + 1, "black": "ours" if g.a_black else theirs,
+                        "white": theirs if g.a_black else "ours",
+                        "board_size": config.board_size, "rule": config.rule,
+                        "opening_stones": len(openings[g.opening]),
+                        "moves": [list(m) for m in g.moves], "winner": winner,
+                        "reason": g.reason, "nodes": rung.nodes})
+    return out
+
+
 def ladder_main(args: argparse.Namespace) -> int:
     """The ladder mode of `main` (`--ladder ENGINE`)."""
     given = [flag for flag, v in (("--agents", args.agents), ("--checkpoint", args.checkpoint),
@@ -536,6 +559,10 @@ def ladder_main(args: argparse.Namespace) -> int:
                        "timeout_match_ms": ours.timeout_match_ms},
               "rungs": [r.to_dict() for r in results]}
     write_report(text, args.out, args.json, record)
+    if args.games_out:
+        with open(args.games_out, "w") as f:
+            f.writelines(json.dumps(g) + "\n"
+                         for g in ladder_games(env.config, results, openings))
     return 0
 
 
@@ -598,6 +625,9 @@ def build_parser() -> argparse.ArgumentParser:
     ladder.add_argument("--start-timeout-s", type=float, default=300.0,
                         help="how long START (and ABOUT after the INFO lines) may take "
                              "(default 300: an engine may compile there)")
+    ladder.add_argument("--games-out", metavar="FILE",
+                        help="write every game as a JSON line, the format "
+                             "experiments/loss_analysis.py reads")
     ladder.add_argument("--engine-log", metavar="FILE",
                         help="append the engines' stderr here (default: discarded)")
     progress.add_argument(parser)

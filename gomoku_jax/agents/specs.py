@@ -33,6 +33,10 @@ from gomoku_jax.agents.evaluator_registry import NETWORK
 
 TRAINED = "trained"  # the spec of a trained network's own eval agent
 SOLVER_FIELDS = ("solver", "proof_nodes")  # search fields the `trained` spec sets
+# The agent fields the `trained` spec sets, with their types (bounds included).
+TRAINED_FIELDS = {"num_simulations": configs.PositiveInt, "threat_search": configs.NonNegativeInt,
+                  "vct_nodes": configs.NonNegativeInt, "vct_defend": bool}
+ROOT_THREAT_FIELDS = ("threat_search", "vct_nodes", "vct_defend")
 
 
 class LoadedNetwork(Protocol):
@@ -125,38 +129,35 @@ def build_agent(name: str, config: dict[str, Any], network: Optional[LoadedNetwo
 def trained_agent(config: dict[str, Any], network: Optional[LoadedNetwork],
                   what: str = TRAINED) -> Agent:
     """The `trained` spec: `network.agent(num_simulations)` (the run's eval agent), with
-    `threat_search=N` (root VCF nodes; 0: none) where that agent has a threat search (an
-    agent without one takes only 0, so that one spec rates runs of several algorithms),
-    and `solver` / `proof_nodes` (MCTS-Solver, fields of the run's search config) where
-    the agent searches (`trained:solver=true,proof_nodes=32`)."""
+    the root's threat searches where that agent has them: `threat_search=N` (VCF nodes; 0:
+    none), `vct_nodes=N` and `vct_defend=true` (the VCT after it; an agent without them
+    takes only 0 / false, so that one spec rates runs of several algorithms); and `solver`
+    / `proof_nodes` (MCTS-Solver, fields of the run's search config) where the agent
+    searches (`trained:solver=true,proof_nodes=32`)."""
     if network is None:
         raise ValueError(f"agent {what!r} is a trained network's own agent, which needs a "
                          f"checkpoint: give --checkpoint PATH (a run directory)")
     agent = network.agent(None)
-    fields = ["num_simulations", "threat_search"]
     search_fields = {key: value for key, value in config.items() if key in SOLVER_FIELDS}
     config = {key: value for key, value in config.items() if key not in SOLVER_FIELDS}
-    unknown = sorted(set(config) - set(fields))
+    unknown = sorted(set(config) - set(TRAINED_FIELDS))
     if unknown:
         raise ValueError(f"unknown config for agent {TRAINED!r}: {unknown}; valid fields: "
-                         f"{fields + list(SOLVER_FIELDS)}")
+                         f"{list(TRAINED_FIELDS) + list(SOLVER_FIELDS)}")
     if search_fields and not _has_field(agent, "search"):
         raise ValueError(f"agent {TRAINED!r} of this checkpoint ({type(agent).__name__}) has "
                          f"no search config: {sorted(search_fields)} do not apply")
-    values = {}
-    for name, least in zip(fields, (1, 0)):
-        if name in config:
-            what = f"field {name!r} of agent {TRAINED!r}"
-            values[name] = configs.coerce(what, int, config[name])
-            if values[name] < least:
-                raise ValueError(f"{what} takes an int >= {least}, got {values[name]}")
+    values = {name: configs.coerce(f"field {name!r} of agent {TRAINED!r}", t, config[name])
+              for name, t in TRAINED_FIELDS.items() if name in config}
     agent = network.agent(values.pop("num_simulations", None))
     if search_fields:
         values["search"] = configs.assign(agent.search, search_fields,
                                           f"search of agent {TRAINED!r}")
-    if not _has_field(agent, "threat_search") and values.pop("threat_search", 0):
-        raise ValueError(f"agent {TRAINED!r} of this checkpoint ({type(agent).__name__}) has "
-                         f"no threat search: threat_search takes only 0")
+    for name in ROOT_THREAT_FIELDS:
+        if not _has_field(agent, name) and values.pop(name, False):
+            off = "false" if name == "vct_defend" else "0"
+            raise ValueError(f"agent {TRAINED!r} of this checkpoint ({type(agent).__name__}) "
+                             f"has no {name}: it takes only {off}")
     return dataclasses.replace(agent, **values) if values else agent
 
 

@@ -155,6 +155,17 @@ def test_report_end_to_end(tmp_path, capsys):
     assert "| 1 | white | 9 | move 6 0,8: `allowed_win`" in text
 
 
+def test_a_missing_checkpoint_is_a_clear_error(tmp_path):
+    path = tmp_path / "g.jsonl"
+    path.write_text(json.dumps({"game": 1, "black": "ext", "white": "ours", "board_size": 15,
+                                "rule": "freestyle", "opening_stones": 1,
+                                "moves": [[7, 7], [7, 8]], "winner": "black"}) + "\n")
+    with pytest.raises(SystemExit, match="--checkpoint: .*nothing"):
+        la.main([str(path), "--checkpoint", str(tmp_path / "nothing"), "--no-progress"])
+    with pytest.raises(SystemExit, match="needs --sims > 0"):
+        la.main([str(path), "--checkpoint", str(tmp_path), "--sims", "0"])
+
+
 def record(labels, values, proven):
     """A game record as `analyse_game` makes it: our moves at plies 10, 12, ..."""
     moves = [{"ply": 10 + 2 * i, "label": lab, "engine": {"value": v},

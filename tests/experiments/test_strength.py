@@ -98,16 +98,27 @@ def test_ladder_against_fake_engines(tmp_path, capsys):
     tests/fake_pbrain.py; the rung at 10 nodes refuses START and is skipped."""
     from fake_pbrain import command
 
-    md, js = tmp_path / "l.md", tmp_path / "l.json"
+    md, js, gl = tmp_path / "l.md", tmp_path / "l.json", tmp_path / "games.jsonl"
     assert st.main(["--ladder", command("--refuse-start-when", "r10"),
                     "--rung-args", "--name r{nodes}", "--rungs", "10,20,30",
                     "--ours", command("--name", "us", "--ms", "5"), "--board-size", "7",
                     "--openings", "1", "--ms-per-move", "200", "--rung-ms", "300",
                     "--margin-ms", "500", "--start-timeout-s", "30",
-                    "--out", str(md), "--json", str(js)]) == 0
+                    "--out", str(md), "--json", str(js), "--games-out", str(gl)]) == 0
     out = capsys.readouterr().out
     assert out.strip() == md.read_text().strip()
     d = json.loads(js.read_text())
+    # --games-out: one line a game in the loss analysis's format, which it reads back
+    lines = load_script("loss_analysis").read_games(str(gl))
+    played_games = [g for r in d["rungs"] if "games" in r for g in r["games"]]
+    assert [g["game"] for g in lines] == list(range(1, len(played_games) + 1)) == [1, 2, 3, 4]
+    for line, g in zip(lines, played_games):
+        ours = "black" if g["a_black"] else "white"
+        assert line[ours] == "ours" and line["nodes"] in (20, 30)
+        assert line["moves"] == g["moves"] and line["reason"] == g["reason"]
+        assert line["winner"] == {1.0: ours, 0.5: None}.get(
+            g["result"], "white" if ours == "black" else "black")
+        assert line["opening_stones"] == len(d["openings"][0]) and line["board_size"] == 7
     assert d["mode"] == "ladder" and d["config"] == {"board_size": 7, "rule": "freestyle"}
     skipped, *played = d["rungs"]
     assert skipped["nodes"] == 10 and "answered 'ERROR no thanks' to START" in skipped["failed"]

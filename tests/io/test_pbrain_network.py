@@ -114,10 +114,11 @@ def test_rule_flag_that_differs_from_the_run_warns(trained_run, capsys):
      re.escape("plays with the network (evaluator=network), not evaluator=rollout")),
     (["--agent-config", "greedy=false"],
      re.escape("unknown config for agent 'trained': ['greedy']; valid fields: "
-               "['num_simulations', 'threat_search', 'solver', 'proof_nodes']")),
+               "['num_simulations', 'threat_search', 'vct_nodes', 'vct_defend', 'solver', "
+               "'proof_nodes']")),
     (["--agent-config", "num_simulations=many"],
      r"field 'num_simulations' of agent 'trained' takes an? int, got 'many'"),
-    (["--agent-config", "num_simulations=0"], re.escape("takes an int >= 1, got 0")),
+    (["--agent-config", "num_simulations=0"], re.escape("must be an int >= 1, got 0")),
     (["--step", "2"], re.escape("has no checkpoint 2; it has [3, 4, 5]")),
 ])
 def test_bad_flags_with_a_checkpoint(trained_run, argv, pattern):

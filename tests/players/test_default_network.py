@@ -13,14 +13,18 @@ from gomoku_jax.cli import common
 
 
 def test_shipped_network_is_small_and_records_its_run():
+    """The shipped network is step 112 of a fine-tuning run warm-started from the earlier
+    shipped network (step 240 of a CPU run); its config and metrics say so."""
     path = players.default_network_path()
     size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     assert size <= 5 * 2 ** 20, size
     config = json.loads((path / "config.json").read_text())
     assert config["game"]["board_size"] == 15 and config["game"]["rule"] == "freestyle"
-    summary = json.loads((path / "summary.json").read_text())
-    assert summary["finished"] and summary["iterations"] == 240
-    assert (path / "metrics.jsonl").read_text().count("\n") == 240
+    assert config["run"]["init_from"] == "default"
+    records = [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["iteration"] for r in records] == list(range(1, 113))
+    assert records[0]["init_from"]["step"] == 240
+    assert [int(p.name) for p in (path / "checkpoints").iterdir()] == [112]
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +33,7 @@ def network():
 
 
 def test_default_network_loads(network):
-    assert network.step == 240 and network.env.board_size == 15
+    assert network.step == 112 and network.env.board_size == 15
     assert network.model.num_params() == 394_486
 
 

@@ -88,7 +88,8 @@ def test_specs_play_the_runs_network(player):
     ("policy:evaluator=network", True, "no policy-value network"),
     ("muzero:network=x", True, "'network' comes from the checkpoint"),
     ("muzero:threat_search=8", True, "threat_search"),
-    ("trained:threat_search=8", True, "no threat search: threat_search takes only 0"),
+    ("trained:threat_search=8", True, "has no threat_search: it takes only 0"),
+    ("trained:vct_defend=true", True, "has no vct_defend: it takes only false"),
 ])
 def test_spec_errors(player, spec, with_network, message):
     with pytest.raises(ValueError, match=message):

@@ -47,6 +47,8 @@ def test_specs_with_a_network(network):
     assert agent.threat_search > 0
     off = specs.make_agent("trained:threat_search=0,num_simulations=16", network)
     assert off == dataclasses.replace(agent, threat_search=0, num_simulations=16)
+    vct = specs.make_agent("trained:vct_nodes=64,vct_defend=true", network)
+    assert vct == dataclasses.replace(agent, vct_nodes=64, vct_defend=True)
     solved = specs.make_agent("trained:solver=true,proof_nodes=8,num_simulations=16", network)
     assert solved == dataclasses.replace(agent, num_simulations=16, search=dataclasses.replace(
         agent.search, solver=True, proof_nodes=8))
@@ -63,10 +65,13 @@ def test_specs_with_a_network(network):
 @pytest.mark.parametrize("spec, with_network, message", [
     ("trained", False, "'trained' is a trained network's own agent, which needs a checkpoint"),
     ("mcts:evaluator=network", False, "uses evaluator=network, which needs a trained network"),
-    ("trained:num_simulations=0", True, "takes an int >= 1, got 0"),
+    ("trained:num_simulations=0", True, "must be an int >= 1, got 0"),
     ("trained:greedy=false", True, "unknown config for agent 'trained': ['greedy']"),
     ("trained:num_simulations=many", True, "takes an int, got 'many'"),
-    ("trained:threat_search=-1", True, "'threat_search' of agent 'trained' takes an int >= 0"),
+    ("trained:threat_search=-1", True, "'threat_search' of agent 'trained' must be an int >= 0"),
+    ("trained:vct_nodes=-1", True, "'vct_nodes' of agent 'trained' must be an int >= 0"),
+    ("trained:vct_defend=true", True, "vct_defend needs a VCT budget"),
+    ("trained:vct_nodes=8,threat_search=0", True, "need the threat search on"),
     ("trained:proof_nodes=8", True, "needs solver=True"),
     ("trained:solver=maybe", True, "solver"),
     ("mcts:evaluator=network,network=x", True, "the field 'network' comes from the checkpoint"),
