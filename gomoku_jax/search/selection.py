@@ -123,11 +123,10 @@ def gumbel_root_selection(rng_key, tree: mctx.Tree, node_index, *, num_simulatio
 
 
 def decisive_children(tree: mctx.Tree, node_index: jax.Array) -> jax.Array:
-    """bool[A]: the visited children whose move ended the game with a win for the node's
-    mover (an absorbing child, discount 0, reward +1): the exact best moves there."""
-    return ((tree.children_visits[node_index] > 0)
-            & (tree.children_discounts[node_index] == 0)
-            & (tree.children_rewards[node_index] >= 1.0))
+    """bool[A]: the expanded children whose move ended the game with a win for the node's
+    mover, or (MCTS-Solver) that are proven won: the wins of `proven_children`, the exact
+    best moves there."""
+    return proven_children(tree, node_index)[0]
 
 
 def uct_selection(rng_key, tree: mctx.Tree, node_index, depth, *, exploration: float,
@@ -174,8 +173,8 @@ def _when_all_lost(tree: mctx.Tree, scores: jax.Array) -> jax.Array:
     taken), and the prior's favourite is the natural resistance (the block of a four, say,
     whose proof covers the rest of the line)."""
     root = tree.ROOT_INDEX
-    allowed = (tree.children_prior_logits[:, root] > MASKED) & ~tree.root_invalid_actions.astype(
-        bool)
+    invalid = tree.root_invalid_actions.astype(bool)
+    allowed = jax.vmap(allowed_children, in_axes=(0, None))(tree, root) & ~invalid
     _, losses = jax.vmap(proven_children, in_axes=(0, None))(tree, root)
     tried = allowed & (tree.children_visits[:, root] > 0)
     all_lost = jnp.any(tried, -1, keepdims=True) & ~jnp.any(tried & ~losses, -1, keepdims=True)

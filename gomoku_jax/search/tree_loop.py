@@ -204,48 +204,17 @@ def expand(params: Any, key: jax.Array, tree: mctx.Tree, recurrent_fn: Callable,
            write: Optional[jax.Array] = None) -> mctx.Tree:
     """Evaluate `recurrent_fn` on the parents' states and the actions (the whole batch in
     one call, as mctx) and write node `child` of every board: its prior logits, values,
-    one more visit, state, parent and the edge's reward and discount (mctx's `expand`).
+    one more visit, state, parent and the edge's reward and discount (mctx's `expand`);
+    `expand_many` with one leaf per board.
 
     Args:
       parent, action, child: int32[B]; `child` may be an existing node (max_depth).
       write: bool[B] or None (every board): the boards whose node is written; the others
         are evaluated and left as they are.
     """
-    num_nodes = tree.node_visits.shape[1]
-    rows = jnp.arange(parent.shape[0])
-    embedding = jax.tree.map(lambda x: x[rows, parent], tree.embeddings)
-    out, embedding = recurrent_fn(params, key, action, embedding)
-    node, edge = child, parent
-    if write is not None:  # out of range: dropped
-        node, edge = jnp.where(write, child, num_nodes), jnp.where(write, parent, num_nodes)
-    return _write_nodes(tree, rows, node, edge, parent, action, out, embedding)
-
-
-def _write_nodes(tree: mctx.Tree, rows: jax.Array, node: jax.Array, edge: jax.Array,
-                 parent: jax.Array, action: jax.Array, out: mctx.RecurrentFnOutput,
-                 embedding: Any) -> mctx.Tree:
-    """The tree with node `node` of board `rows` written from `out` and `embedding` (its
-    prior, values, one visit, state, parent and action) and the edge (`edge`, `action`)
-    pointing at it with its reward and discount; all int32[R], an index N (out of range)
-    drops that row's node or edge."""
-
-    def node_set(x, v):
-        return x.at[rows, node].set(v.astype(x.dtype), mode="drop")
-
-    def edge_set(x, v):
-        return x.at[rows, edge, action].set(v.astype(x.dtype), mode="drop")
-
-    return tree.replace(
-        children_prior_logits=node_set(tree.children_prior_logits, out.prior_logits),
-        raw_values=node_set(tree.raw_values, out.value),
-        node_values=node_set(tree.node_values, out.value),
-        node_visits=tree.node_visits.at[rows, node].add(1, mode="drop"),
-        embeddings=jax.tree.map(node_set, tree.embeddings, embedding),
-        children_index=edge_set(tree.children_index, node),
-        children_rewards=edge_set(tree.children_rewards, out.reward),
-        children_discounts=edge_set(tree.children_discounts, out.discount),
-        parents=node_set(tree.parents, parent),
-        action_from_parent=node_set(tree.action_from_parent, action))
+    write = jnp.ones(parent.shape, bool) if write is None else write
+    return expand_many(params, key, tree, recurrent_fn, parent[None], action[None],
+                       child[None], write[None])
 
 
 def path_backward(tree: mctx.Tree, leaf_index: jax.Array, solver: bool = False) -> mctx.Tree:
@@ -455,7 +424,24 @@ def expand_many(params: Any, key: jax.Array, tree: mctx.Tree, recurrent_fn: Call
     edge_parent = jnp.where(write.reshape(-1), parent, tree.node_visits.shape[1])
     embedding = jax.tree.map(lambda x: x[rows, parent], tree.embeddings)
     out, embedding = recurrent_fn(params, key, action, embedding)
-    return _write_nodes(tree, rows, child, edge_parent, parent, action, out, embedding)
+
+    def node_set(x, v):
+        return x.at[rows, child].set(v.astype(x.dtype), mode="drop")
+
+    def edge_set(x, v):
+        return x.at[rows, edge_parent, action].set(v.astype(x.dtype), mode="drop")
+
+    return tree.replace(
+        children_prior_logits=node_set(tree.children_prior_logits, out.prior_logits),
+        raw_values=node_set(tree.raw_values, out.value),
+        node_values=node_set(tree.node_values, out.value),
+        node_visits=tree.node_visits.at[rows, child].add(1, mode="drop"),
+        embeddings=jax.tree.map(node_set, tree.embeddings, embedding),
+        children_index=edge_set(tree.children_index, child),
+        children_rewards=edge_set(tree.children_rewards, out.reward),
+        children_discounts=edge_set(tree.children_discounts, out.discount),
+        parents=node_set(tree.parents, parent),
+        action_from_parent=node_set(tree.action_from_parent, action))
 
 
 def _settled(tree: mctx.Tree, parent: jax.Array, action: jax.Array) -> jax.Array:
